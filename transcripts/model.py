@@ -89,6 +89,9 @@ class Session:
     cost_usd: float | None = None
     duration_ms: int | None = None
     num_turns: int | None = None
+    title: str | None = None  # a summary or title the CLI wrote for the session
+    # input records read per record type (e.g. {"user": 89, "assistant": 172}), this session only
+    record_counts: dict[str, int] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the parser skipped or could not link
 

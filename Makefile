@@ -1,0 +1,45 @@
+# Two commands for a newcomer: `make demo` (start the platform on its embedded default) and
+# `make test` (run the test suite). Everything else here serves those two.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1:8000
+
+.PHONY: demo test install browser lint serve clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch is pinned for the CPU install path: on these machines pip takes the CPU wheel of exactly
+# this version from local disk, while an open range pulls several GB of CUDA packages.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[engine,dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# Browser tests drive Debian's Chromium through Playwright's Python package.
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium) \
+		|| (echo "Install Debian's chromium package (/usr/bin/chromium) for the browser tests" && exit 1)
+
+demo: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py sync_problems
+	$(BIN)/python manage.py seed_registry
+	$(BIN)/python manage.py demo_runs
+	$(BIN)/python manage.py runserver $(HOST)
+
+test: install browser
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache

@@ -1,0 +1,127 @@
+"""Entry point of the sandboxed candidate process.
+
+It imports the timing module (capturing the clocks) and torch before the solution, builds the
+model, runs the inputs it is given and saves what came out; it never sees reference outputs or
+shape parameters. The parent decides every verdict from the saved outputs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from runners import protocol, timing
+
+import torch  # noqa: I001  (after timing, which captured the clocks)
+
+_type = type
+_Tensor = torch.Tensor
+_equal = torch.equal
+_save = torch.save
+_load = torch.load
+_synchronize = torch.cuda.synchronize
+
+
+class Candidate:
+    def __init__(self, solution: Path, device: str):
+        self.solution = solution
+        self.device = device
+        self.module = None
+        self.model = None
+        self.model_key: tuple[str, str] | None = None
+
+    def build(self, request: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        if self.module is None:
+            self.module = _import_solution(self.solution)
+        self._model_for(request["init"], request["state"])
+        return {"seconds": time.perf_counter() - started, **_integrity()}
+
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        model = self._model_for(request["init"], request["state"])
+        input_sets = _load(request["inputs"], map_location=self.device, weights_only=True)
+        outputs, type_errors, mutated = [], [], []
+        with torch.no_grad():
+            for index, args in enumerate(input_sets):
+                pristine = timing.fresh_copy(args)
+                out = self._call(model, args)
+                outputs.append(_plain_outputs(out, index, type_errors))
+                if not all(_same(a, p) for a, p in zip(args, pristine, strict=True)):
+                    mutated.append(index)
+        _save({"outputs": outputs}, request["out"])
+        return {"type_errors": type_errors, "mutated": mutated, **_integrity()}
+
+    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+        model = self._model_for(request["init"], request["state"])
+        bases = _load(request["inputs"], map_location=self.device, weights_only=True)
+        settings = timing.Settings.from_dict(request["settings"])
+        samples = timing.measure(
+            lambda args: self._call(model, args), bases, device=self.device, settings=settings
+        )
+        type_errors: list[str] = []
+        kept = [(base, _plain_outputs(out, base, type_errors)) for base, out in samples.kept]
+        _save({"kept": kept}, request["out"])
+        return {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
+
+    def _call(self, model, args: list[Any]):
+        out = model(*args)
+        if self.device == "cuda":
+            _synchronize()
+        return out
+
+    def _model_for(self, init_path: str, state_path: str):
+        if self.model_key != (init_path, state_path):
+            self.model = None
+            init = _load(init_path, weights_only=True)
+            state = _load(state_path, weights_only=True)
+            model_class = getattr(self.module, "ModelNew", None) or getattr(self.module, "Model")
+            model = model_class(*init)
+            model.load_state_dict(state, strict=True)
+            self.model = model.to(self.device).eval()
+            self.model_key = (init_path, state_path)
+        return self.model
+
+
+def _import_solution(path: Path):
+    spec = importlib.util.spec_from_file_location("solution", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["solution"] = module
+    spec.loader.exec_module(module)
+    if not hasattr(module, "ModelNew") and not hasattr(module, "Model"):
+        raise AttributeError("the solution defines neither ModelNew nor Model")
+    return module
+
+
+def _plain_outputs(out: Any, index: int, type_errors: list[str]) -> list[Any]:
+    """Outputs as a list, with anything but a plain torch.Tensor replaced by None and named."""
+    items = list(out) if isinstance(out, tuple | list) else [out]
+    plain = []
+    for position, item in enumerate(items):
+        if _type(item) is _Tensor:
+            plain.append(item.detach())
+        else:
+            type_errors.append(f"call {index} output {position} is {_type(item).__qualname__}")
+            plain.append(None)
+    return plain
+
+
+def _same(after: Any, before: Any) -> bool:
+    if isinstance(before, _Tensor):
+        return _type(after) is _Tensor and after.shape == before.shape and _equal(after, before)
+    return True
+
+
+def _integrity() -> dict[str, Any]:
+    return {"timers_replaced": timing.timers_intact()}
+
+
+def main() -> None:
+    argv = sys.argv
+    reply_fd = protocol.reply_fd_from_argv(argv)
+    solution, device = Path(argv[argv.index("--solution") + 1]), argv[argv.index("--device") + 1]
+    candidate = Candidate(solution, device)
+    handlers = {"build": candidate.build, "run": candidate.run, "time": candidate.time}
+    protocol.serve(handlers, reply_fd)

@@ -1,0 +1,135 @@
+"""`python -m runners evaluate | pack | problems`.
+
+Exit status 0 whenever a result was written, also for a failing candidate; 2 for bad arguments
+or an unknown problem. `problems` never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from runners.schema import EvaluationResult, ProblemInfo
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return args.handler(args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m runners", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("evaluate", help="grade one solution")
+    grade.add_argument("--problem", required=True, help="problem slug or folder")
+    grade.add_argument("--solution", required=True, type=Path)
+    grade.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    grade.add_argument("--json", type=Path, help="write the EvaluationResult here")
+    grade.add_argument("--baselines", type=Path, help="cached reference timings (JSON)")
+    grade.set_defaults(handler=_evaluate)
+    pack = commands.add_parser("pack", help="write a problem's agent pack")
+    pack.add_argument("slug")
+    pack.add_argument("dest", type=Path)
+    pack.set_defaults(handler=_pack)
+    listing = commands.add_parser("problems", help="list the problem deck")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=_problems)
+    return parser
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from runners.evaluate import evaluate
+    from runners.problem import ProblemError
+
+    try:
+        baselines = read_baselines(args.baselines) if args.baselines else {}
+        result = evaluate(args.problem, args.solution, device=args.device, baselines=baselines)
+    except (ProblemError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        args.json.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    print(format_summary(result))
+    return 0
+
+
+def read_baselines(path: Path) -> dict[str, Any]:
+    """Accept a mapping baseline_key -> {eager, compile} or an earlier EvaluationResult."""
+    data = json.loads(path.read_text())
+    if isinstance(data, dict) and "shapes" in data:
+        return {
+            shape["baseline_key"]: {"eager": shape["baseline_eager"],
+                                    "compile": shape["baseline_compile"]}
+            for shape in data["shapes"]
+            if shape.get("baseline_eager")
+        }
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
+def format_summary(result: EvaluationResult) -> str:
+    score = "null" if result.score is None else f"{result.score:.4f}"
+    lines = [
+        f"{result.problem} ({result.device}): {result.verdict} - {result.reason}",
+        f"score {score}  hidden_score {_number(result.hidden_score)}  "
+        f"correct_visible {result.correct_visible}  correct_hidden {result.correct_hidden}",
+    ]
+    lines += [f"  gate {g.name:<16} {g.status:<4} {g.duration_s:7.2f}s  {g.reason}"
+              for g in result.gates]
+    for shape in result.shapes:
+        label = f"{shape.set}[{shape.index}]"
+        timing = f"{shape.time.median_us:10.2f} us" if shape.time else " " * 13
+        lines.append(
+            f"  {label:<11} correct={shape.correct!s:<5} {timing}  peak={_number(shape.peak_fraction)}"
+            f"  vs eager={_number(shape.speedup_eager)}  vs compile={_number(shape.speedup_compile)}"
+        )
+    cost = ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in result.cost.items())
+    lines.append(f"  cost: {cost}")
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _pack(args: argparse.Namespace) -> int:
+    from runners.pack import write_pack
+    from runners.problem import ProblemError, load_problem
+
+    try:
+        written = write_pack(load_problem(args.slug), args.dest)
+    except (ProblemError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0
+
+
+def _problems(args: argparse.Namespace) -> int:
+    from runners.problem import list_problems
+
+    infos = [
+        ProblemInfo(
+            slug=p.slug,
+            title=p.title,
+            category=p.category,
+            regime=p.regime,
+            version=p.version,
+            visible_count=len(p.visible),
+            hidden_count=len(p.hidden),
+            peak_dtype=p.peak_dtype,
+            cpu_capable=p.cpu_capable,
+        )
+        for p in list_problems()
+    ]
+    if args.json:
+        print(json.dumps([info.to_dict() for info in infos], indent=2))
+    else:
+        for info in infos:
+            print(f"{info.slug:<12} {info.regime:<7} {info.version[:12]}  {info.title}")
+    return 0

@@ -1,0 +1,129 @@
+"""Grading one solution: the gates in order, each ending in a verdict with a reason."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from runners import ENGINE_VERSION, sandbox
+from runners.gates import GateFailure, Grading
+from runners.problem import Problem, load_problem
+from runners.schema import GATE_NAMES, EvaluationResult, GateResult, Verdict
+from runners.static_check import check_source
+
+MAX_SOLUTION_BYTES = 256 * 1024
+
+
+def evaluate(
+    problem_ref: str | Path,
+    solution: Path,
+    *,
+    device: str = "cuda",
+    baselines: dict[str, Any] | None = None,
+    limits: sandbox.Limits | None = None,
+) -> EvaluationResult:
+    """Grade `solution`; raises ProblemError for a bad problem, otherwise returns a result."""
+    problem = load_problem(problem_ref)
+    result = EvaluationResult(
+        problem=problem.slug,
+        problem_version=problem.version,
+        device=device,
+        verdict=Verdict.OK,
+        engine_version=ENGINE_VERSION,
+        timings_comparable=device == "cuda",
+    )
+    started = time.perf_counter()
+    try:
+        _grade(problem, Path(solution), result, device, baselines or {}, limits)
+    except Exception as exc:  # the grader's own failure is a result, not a crash
+        _fail(result, Verdict.INFRA_ERROR, f"engine error: {exc!r}")
+        result.environment["traceback"] = traceback.format_exc(limit=8)
+    result.cost["total_s"] = round(time.perf_counter() - started, 3)
+    _finish(result)
+    return result
+
+
+def _grade(problem: Problem, solution: Path, result: EvaluationResult, device: str,
+           baselines: dict[str, Any], limits: sandbox.Limits | None) -> None:
+    if not solution.is_file():
+        _fail(result, Verdict.MISSING_SOLUTION, f"no solution file at {solution.name}")
+        _skip_from(result, "static")
+        return
+    if not _run_gate(result, "static", lambda gate: _static(problem, solution, gate)):
+        _skip_from(result, "build")
+        return
+    grading = Grading(problem, solution, result, device=device, baselines=baselines,
+                      limits=limits or sandbox.Limits())
+    try:
+        steps = {
+            "build": grading.build,
+            "correct_visible": grading.correct_visible,
+            "correct_hidden": grading.correct_hidden,
+            "performance": grading.performance,
+            "score": grading.score,
+        }
+        for name, step in steps.items():
+            if not _run_gate(result, name, step):
+                _skip_from(result, _next_gate(name))
+                return
+    finally:
+        grading.close()
+
+
+def _static(problem: Problem, solution: Path, gate: GateResult) -> None:
+    report = check_source(solution.read_bytes(), forbidden=problem.forbidden,
+                          max_bytes=MAX_SOLUTION_BYTES)
+    gate.details["hits"] = [{"rule": h.rule, "line": h.line, "message": h.message}
+                            for h in report.hits]
+    if not report.ok:
+        raise GateFailure(report.verdict, report.reason)
+    gate.reason = "no static rule hit"
+
+
+def _run_gate(result: EvaluationResult, name: str, step) -> bool:
+    gate = GateResult(name=name, status="pass")
+    started = time.perf_counter()
+    try:
+        step(gate)
+    except GateFailure as failure:
+        gate.status, gate.verdict, gate.reason = "fail", failure.verdict, failure.reason
+        gate.details.update(failure.details)
+    gate.duration_s = round(time.perf_counter() - started, 3)
+    result.gates.append(gate)
+    result.cost[f"{name}_s"] = gate.duration_s
+    if gate.status == "fail":
+        _fail(result, gate.verdict, f"{name}: {gate.reason}")
+    return gate.status != "fail"
+
+
+def _fail(result: EvaluationResult, verdict: str, reason: str) -> None:
+    if result.verdict == Verdict.OK:
+        result.verdict, result.reason = verdict, reason
+
+
+def _next_gate(name: str) -> str | None:
+    index = GATE_NAMES.index(name) + 1
+    return GATE_NAMES[index] if index < len(GATE_NAMES) else None
+
+
+def _skip_from(result: EvaluationResult, name: str | None) -> None:
+    if name is None:
+        return
+    for gate_name in GATE_NAMES[GATE_NAMES.index(name):]:
+        result.gates.append(GateResult(name=gate_name, status="skip",
+                                       reason="an earlier gate failed"))
+
+
+def _finish(result: EvaluationResult) -> None:
+    passed = {g.name for g in result.gates if g.status == "pass"}
+    result.correct_visible = "correct_visible" in passed
+    result.correct_hidden = "correct_hidden" in passed
+    if result.verdict != Verdict.OK:
+        result.score = 0.0
+        result.hidden_score = 0.0
+    elif result.device == "cpu":
+        result.reason = result.reason or "all gates passed (CPU: timings not comparable)"
+    else:
+        result.reason = result.reason or "all gates passed"

@@ -1,0 +1,320 @@
+"""The gates after the static one, driving the reference and candidate processes."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from runners import environment, hardware, sandbox, scoring
+from runners.compare import Comparison, compare_call
+from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
+from runners.problem import Problem
+from runners.schema import (
+    EvaluationResult,
+    GateResult,
+    ShapeResult,
+    TimingStats,
+    Verdict,
+    baseline_key,
+)
+from runners.timing import Settings
+from runners.workers import Worker, WorkerDied, WorkerError, WorkerTimeout
+
+PREPARE_TIMEOUT_S = 900.0
+BASELINE_TIMEOUT_S = 600.0
+DEFAULT_TIME_CAP_S = 5.0
+
+
+class GateFailure(Exception):
+    def __init__(self, verdict: str, reason: str, details: dict[str, Any] | None = None):
+        super().__init__(reason)
+        self.verdict, self.reason, self.details = verdict, reason, details or {}
+
+
+class Grading:
+    def __init__(self, problem: Problem, solution: Path, result: EvaluationResult, *,
+                 device: str, baselines: dict[str, Any], limits: sandbox.Limits):
+        self.problem, self.solution, self.result = problem, solution, result
+        self.device, self.cached, self.limits = device, baselines, limits
+        self.visible, self.hidden = plan_shapes(problem, device)
+        self.shapes = {plan.id: _shape_result(plan) for plan in self.visible + self.hidden}
+        result.shapes = list(self.shapes.values())
+        result.environment.update(environment.describe(device))
+        self.hardware = hardware.detect(result.environment["gpu"] or "")
+        result.environment["hardware"] = self.hardware.slug if self.hardware else None
+        model = self.hardware.slug if self.hardware else (result.environment["gpu"] or "cpu")
+        for shape in result.shapes:
+            shape.baseline_key = baseline_key(problem.version, shape.params, model, torch.__version__)
+        self.folder: RunFolder | None = None
+        self.oracle: Worker | None = None
+        self.candidate: Worker | None = None
+
+    # -- build ---------------------------------------------------------------------------
+    def build(self, gate: GateResult) -> None:
+        self._start_workers()
+        started = time.perf_counter()
+        message = {"op": "prepare", "problem_dir": str(self.problem.path), "device": self.device,
+                   "shapes": [p.message() for p in self.visible + self.hidden],
+                   "in_dir": str(self.folder.in_dir), "ref_dir": str(self.folder.ref_dir)}
+        self._ask_oracle(message, PREPARE_TIMEOUT_S)
+        self.result.cost["reference_s"] = round(time.perf_counter() - started, 3)
+        reply = self._ask({"op": "build", **self._model_files(self.visible[0])},
+                          self.limits.build_s, Verdict.BUILD_ERROR, self.visible[0])
+        gate.details["import_and_construct_s"] = round(reply["seconds"], 3)
+        gate.reason = "imported, constructed and loaded the reference state_dict strictly"
+
+    def _start_workers(self) -> None:
+        uid = sandbox.sandbox_uid()
+        caps = sandbox.probe()
+        self.folder = folder = RunFolder(uid=uid, sandboxed=caps.namespaces and caps.setpriv)
+        solution = folder.add_solution(self.solution, self.problem)
+        oracle_env = sandbox.child_env(_cache_home(), device=self.device)
+        self.oracle = Worker(sandbox.python_argv(folder.harness, "runners.oracle"),
+                             env=oracle_env, cwd=folder.oracle_home,
+                             log_path=folder.root / "reference.log")
+        inner = sandbox.python_argv(folder.harness, "runners.child")
+        inner += ["--solution", str(solution), "--device", self.device]
+        argv, isolation, preexec = sandbox.candidate_command(
+            inner, limits=self.limits, uid=uid, masked=masked_paths(self.problem))
+        self.result.isolation = isolation
+        self.candidate = Worker(argv, env=sandbox.child_env(folder.cand, device=self.device),
+                                cwd=folder.cand, log_path=folder.root / "candidate.log",
+                                preexec_fn=preexec)
+
+    def _model_files(self, plan: ShapePlan) -> dict[str, str]:
+        return {"init": str(self.folder.in_dir / f"init_{plan.id}.pt"),
+                "state": str(self.folder.in_dir / f"state_{plan.id}.pt")}
+
+    # -- correctness ---------------------------------------------------------------------
+    def correct_visible(self, gate: GateResult) -> None:
+        self._correct(gate, self.visible, Verdict.INCORRECT)
+
+    def correct_hidden(self, gate: GateResult) -> None:
+        if not self.hidden:
+            gate.status, gate.reason = "skip", "no held-out shape runs on this device"
+            return
+        self._correct(gate, self.hidden, Verdict.INCORRECT_HIDDEN)
+        skipped = len(self.problem.hidden) - len(self.hidden)
+        if skipped:
+            gate.details["not_run_on_cpu"] = skipped
+
+    def _correct(self, gate: GateResult, plans: list[ShapePlan], verdict: str) -> None:
+        failed = []
+        for plan in plans:
+            out = self.folder.cand / f"out_{plan.id}.pt"
+            message = {"op": "run", **self._model_files(plan), "out": str(out),
+                       "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt")}
+            reply = self._ask(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
+            comparison = self._compare(plan, reply, out, "outputs")
+            out.unlink(missing_ok=True)
+            self._record(plan, comparison)
+            if not comparison.correct:
+                failed.append(plan)
+        gate.details["shapes"] = len(plans)
+        gate.details["seeds_per_shape"] = len(plans[0].seeds) if plans else 0
+        if failed:
+            first = self.shapes[failed[0].id]
+            detail = "" if failed[0].set == "hidden" else f": {first.error}"
+            raise GateFailure(verdict, f"{len(failed)} of {len(plans)} shape(s) wrong; "
+                                       f"first {failed[0].label}{detail}")
+        gate.reason = f"{len(plans)} shape(s) x {gate.details['seeds_per_shape']} seeds match"
+
+    def _compare(self, plan: ShapePlan, reply: dict, out: Path, key: str) -> Comparison:
+        comparison = Comparison()
+        for message in reply.get("type_errors", []):
+            comparison.fail(message)
+        for index in reply.get("mutated", []):
+            comparison.fail(f"call {index} modified its inputs")
+        expected = torch.load(self.folder.ref_dir / f"expected_{plan.id}.pt", weights_only=True)
+        try:
+            saved = _load_candidate_file(out)[key]
+        except Exception as exc:  # anything unreadable is the candidate's failure
+            comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")
+            return comparison
+        tolerances = [self.problem.outputs[name] for name in sorted(self.problem.outputs)]
+        pairs = saved if key == "kept" else list(enumerate(saved))
+        if key == "outputs" and len(saved) != len(expected):
+            comparison.fail(f"{len(saved)} result(s) for {len(expected)} calls")
+            return comparison
+        for base, outputs in pairs:
+            compare_call(comparison, expected[base], outputs, tolerances)
+        return comparison
+
+    def _record(self, plan: ShapePlan, comparison: Comparison) -> None:
+        shape = self.shapes[plan.id]
+        shape.correct = comparison.correct
+        shape.max_abs_err, shape.max_rel_err = comparison.max_abs_err, comparison.max_rel_err
+        shape.mismatches, shape.worst_index = comparison.mismatches, comparison.worst_index
+        shape.error = comparison.error
+
+    # -- performance ---------------------------------------------------------------------
+    def performance(self, gate: GateResult) -> None:
+        settings = self._settings()
+        gate.details["settings"] = settings.__dict__
+        for plan in self._timed_plans():
+            problems = self._time_candidate(plan, settings)
+            if problems:
+                raise GateFailure(Verdict.TIMING_REJECTED, f"{plan.label}: {problems[0]}",
+                                  {"problems": problems if plan.set != "hidden" else []})
+        gate.reason = f"{len(self._timed_plans())} shape(s) timed"
+        if self.device == "cpu":
+            gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
+
+    def _timed_plans(self) -> list[ShapePlan]:
+        return self.visible if self.device == "cpu" else self.visible + self.hidden
+
+    def _settings(self) -> Settings:
+        cap = self.problem.time_cap_s or DEFAULT_TIME_CAP_S
+        if self.device == "cpu":
+            return Settings(warmup=1, min_samples=3, max_samples=20, cap_s=min(cap, 0.5))
+        l2 = max(environment.l2_bytes(), self.hardware.l2_bytes if self.hardware else 0)
+        return Settings(cap_s=cap, flush_bytes=2 * max(l2, 64 * 2**20))
+
+    def _time_candidate(self, plan: ShapePlan, settings: Settings) -> list[str]:
+        out = self.folder.cand / f"timed_{plan.id}.pt"
+        message = {"op": "time", **self._model_files(plan), "out": str(out),
+                   "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
+                   "settings": settings.__dict__}
+        started = time.monotonic()
+        reply = self._ask(message, settings.cap_s + self.limits.timing_margin_s,
+                          Verdict.RUNTIME_ERROR, plan)
+        problems = scoring.timing_problems(reply, time.monotonic() - started)
+        recheck = self._compare(plan, reply, out, "kept")
+        out.unlink(missing_ok=True)
+        if not recheck.correct:
+            problems.append(f"outputs of timed calls are wrong ({recheck.error})")
+        shape = self.shapes[plan.id]
+        shape.time = scoring.summarize(reply["event_ms"])
+        if self.hardware and self.device == "cuda":
+            floor = scoring.score_shape(shape, hardware=self.hardware, **self._work(plan))
+            problems += [floor] if floor else []
+        return problems
+
+    def _work(self, plan: ShapePlan) -> dict[str, Any]:
+        return {"regime": self.problem.regime, "dtype": self.problem.peak_dtype,
+                "flops": self.problem.flops(plan.params), "nbytes": self.problem.bytes(plan.params)}
+
+    # -- score ---------------------------------------------------------------------------
+    def score(self, gate: GateResult) -> None:
+        self._close_candidate()
+        started = time.perf_counter()
+        notes = [note for plan in self._timed_plans() if (note := self._baselines(plan))]
+        self.result.cost["baselines_s"] = round(time.perf_counter() - started, 3)
+        for plan in self._timed_plans():
+            scoring.score_shape(self.shapes[plan.id], hardware=self.hardware, **self._work(plan))
+        gate.details["baseline_notes"] = notes[:5]
+        if self.device != "cuda" or self.hardware is None:
+            self.result.score = self.result.hidden_score = None
+            gate.reason = "no roofline on this device: score is null"
+            return
+        self.result.score = scoring.geomean([self.shapes[p.id].peak_fraction for p in self.visible])
+        self.result.hidden_score = scoring.geomean(
+            [self.shapes[p.id].peak_fraction for p in self.hidden])
+        gate.reason = f"geomean of {len(self.visible)} visible peak fractions"
+
+    def _baselines(self, plan: ShapePlan) -> str | None:
+        shape = self.shapes[plan.id]
+        cached = self.cached.get(shape.baseline_key)
+        if cached:
+            shape.baseline_eager = TimingStats.from_dict(cached.get("eager"))
+            shape.baseline_compile = TimingStats.from_dict(cached.get("compile"))
+            shape.baseline_cached = True
+            return None
+        if self.device != "cuda":
+            return None  # CPU timings compare with nothing
+        for compiled in (False, True):
+            try:
+                stats = self._time_reference(plan, compiled)
+            except GateFailure as failure:
+                return f"{plan.label} {'compile' if compiled else 'eager'}: {failure.reason}"
+            setattr(shape, "baseline_compile" if compiled else "baseline_eager", stats)
+        return None
+
+    def _time_reference(self, plan: ShapePlan, compiled: bool):
+        message = {"op": "baseline", "shape": plan.message(), "device": self.device,
+                   "compile": compiled, "settings": self._settings().__dict__,
+                   "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt")}
+        reply = self._ask_oracle(message, BASELINE_TIMEOUT_S)
+        return scoring.summarize(reply["event_ms"])
+
+    # -- processes -----------------------------------------------------------------------
+    def _ask(self, message: dict, timeout_s: float, verdict: str, plan: ShapePlan) -> dict:
+        try:
+            reply = self.candidate.request(message, timeout_s=timeout_s)
+        except WorkerTimeout:
+            raise GateFailure(Verdict.TIMEOUT, f"{plan.label}: no answer within {timeout_s:.0f} s "
+                                               "(wall clock); the process tree was killed") from None
+        except WorkerDied as died:
+            raise GateFailure(*_death_verdict(died, plan)) from None
+        except WorkerError as exc:
+            raise GateFailure(Verdict.RUNTIME_ERROR, f"{plan.label}: {exc}") from None
+        if not reply.get("ok"):
+            kind = reply.get("kind")
+            verdict = Verdict.RESOURCE_LIMIT if kind == "resource" else verdict
+            error = "details withheld for held-out cases" if plan.set == "hidden" else reply.get(
+                "error", "")
+            raise GateFailure(verdict, f"{plan.label}: {error}")
+        if reply.get("timers_replaced"):
+            raise GateFailure(Verdict.TIMING_REJECTED, "timing functions were replaced: "
+                                                       + ", ".join(reply["timers_replaced"]))
+        return reply
+
+    def _ask_oracle(self, message: dict, timeout_s: float) -> dict:
+        try:
+            reply = self.oracle.request(message, timeout_s=timeout_s)
+        except WorkerError as exc:
+            tail = self.oracle.log_tail(600)
+            raise GateFailure(Verdict.INFRA_ERROR, f"reference process: {exc}: {tail}") from None
+        if not reply.get("ok"):
+            raise GateFailure(Verdict.INFRA_ERROR, f"reference process: {reply.get('error')}")
+        return reply
+
+    def _close_candidate(self) -> None:
+        if self.candidate:
+            self.candidate.close()
+            self.candidate = None
+
+    def close(self) -> None:
+        self._close_candidate()
+        if self.oracle:
+            self.oracle.close()
+        if self.folder:
+            self.folder.remove()
+
+
+def _shape_result(plan: ShapePlan) -> ShapeResult:
+    return ShapeResult(set=plan.set, index=plan.index, params=dict(plan.params), case=plan.case)
+
+
+def _death_verdict(died: WorkerDied, plan: ShapePlan) -> tuple[str, str]:
+    if sandbox.init_failed(died.returncode):
+        return Verdict.INFRA_ERROR, "the sandbox could not start"
+    name = died.signal_name
+    if name == "SIGXCPU":
+        return Verdict.TIMEOUT, f"{plan.label}: CPU time limit exceeded"
+    if name == "SIGXFSZ":
+        return Verdict.RESOURCE_LIMIT, f"{plan.label}: file size limit exceeded"
+    if name:
+        return Verdict.CRASHED, f"{plan.label}: the process was killed by {name}"
+    return Verdict.RUNTIME_ERROR, f"{plan.label}: the process exited (status {died.returncode})"
+
+
+def _load_candidate_file(path: Path) -> Any:
+    """Open without following links and only if it is a regular file (the candidate owns it)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        return torch.load(handle, weights_only=True)
+
+
+def _cache_home() -> Path:
+    """Where the reference process keeps compile caches between gradings (trusted code only)."""
+    home = Path(os.environ.get("KERNEL_ARENA_CACHE", Path.home() / ".cache" / "kernel-arena"))
+    home.mkdir(parents=True, exist_ok=True)
+    return home

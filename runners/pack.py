@@ -1,0 +1,65 @@
+"""The agent pack: the workspace an agent starts from, holding nothing held out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from runners.problem import SHAPES_PLACEHOLDER, Problem
+
+CHECK_SCRIPT = Path(__file__).resolve().parent / "pack_check.py"
+
+
+class PackError(ValueError):
+    """The pack cannot be written where asked."""
+
+
+def write_pack(problem: Problem, dest: Path) -> list[Path]:
+    """Write PROMPT.md, reference.py, starter.py (if any), shapes.json and check.py into dest,
+    which must be missing or empty. Returns the written paths."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise PackError(f"{dest}: the pack needs a new or empty directory")
+    dest.mkdir(parents=True, exist_ok=True)
+    written = [
+        _write(dest / "PROMPT.md", render_prompt(problem)),
+        _write(dest / "shapes.json", json.dumps(shapes_document(problem), indent=2) + "\n"),
+        Path(shutil.copyfile(problem.path / "reference.py", dest / "reference.py")),
+        Path(shutil.copyfile(CHECK_SCRIPT, dest / "check.py")),
+    ]
+    if problem.starter_path is not None:
+        written.append(Path(shutil.copyfile(problem.starter_path, dest / "starter.py")))
+    return sorted(written)
+
+
+def render_prompt(problem: Problem) -> str:
+    template = (problem.path / "PROMPT.md").read_text(encoding="utf-8")
+    return template.replace(SHAPES_PLACEHOLDER, shapes_table(problem))
+
+
+def shapes_table(problem: Problem) -> str:
+    names = problem.param_names
+    rows = [
+        "| shape | " + " | ".join(names) + " |",
+        "|---:|" + "---:|" * len(names),
+    ]
+    for index, shape in enumerate(problem.visible):
+        rows.append(f"| {index} | " + " | ".join(str(shape[name]) for name in names) + " |")
+    return "\n".join(rows)
+
+
+def shapes_document(problem: Problem) -> dict[str, object]:
+    """What check.py needs: visible and smoke shapes, visible seeds and tolerances."""
+    return {
+        "problem": problem.slug,
+        "version": problem.version,
+        "visible": problem.visible,
+        "smoke": problem.smoke,
+        "seeds": problem.seeds,
+        "outputs": problem.outputs,
+    }
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

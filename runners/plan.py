@@ -1,0 +1,126 @@
+"""Which shapes a grading runs, with their seeds and input distributions; and the run folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runners.problem import Problem, copy_without_hidden, problems_root
+
+# The Triton interpreter runs one program at a time (milliseconds each): on CPU only held-out
+# shapes this small (by the problem's bytes expression) run, those with the smallest largest
+# parameter first (a proxy for the launch grid), and at most this many.
+CPU_HIDDEN_MAX_BYTES = 256 * 1024
+CPU_HIDDEN_MAX_SHAPES = 1
+SHM_MIN_FREE_BYTES = 48 * 2**30
+
+
+@dataclass(frozen=True)
+class ShapePlan:
+    set: str  # visible | hidden | smoke
+    index: int
+    params: dict[str, int]
+    seeds: list[int]
+    dists: list[str]
+    case: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.set}{self.index}"
+
+    @property
+    def label(self) -> str:
+        """How messages name the shape; held-out parameters never appear in text."""
+        if self.set == "hidden":
+            return f"held-out case {self.index}"
+        return f"{self.set} shape {self.index} {self.params}"
+
+    def message(self) -> dict[str, Any]:
+        return {"id": self.id, "params": self.params, "seeds": self.seeds, "dists": self.dists}
+
+
+def _dists(problem: Problem, seeds: list[int]) -> list[str]:
+    names = problem.distributions
+    return [names[i % len(names)] for i in range(len(seeds))]
+
+
+def plan_shapes(problem: Problem, device: str) -> tuple[list[ShapePlan], list[ShapePlan]]:
+    """(visible, hidden); on CPU the smoke shapes stand in for the visible ones."""
+    if device == "cpu":
+        front = [ShapePlan("smoke", i, p, problem.seeds, _dists(problem, problem.seeds))
+                 for i, p in enumerate(problem.smoke)]
+    else:
+        front = [ShapePlan("visible", i, p, problem.seeds, _dists(problem, problem.seeds))
+                 for i, p in enumerate(problem.visible)]
+    seeds = problem.hidden_seeds
+    hidden = [
+        ShapePlan("hidden", i, p, seeds, _dists(problem, seeds), problem.hidden_cases[i])
+        for i, p in enumerate(problem.hidden)
+    ]
+    if device == "cpu":
+        small = [h for h in hidden if problem.bytes(h.params) <= CPU_HIDDEN_MAX_BYTES]
+        hidden = sorted(small, key=lambda h: max(h.params.values()))[:CPU_HIDDEN_MAX_SHAPES]
+        hidden.sort(key=lambda h: h.index)
+    return front, hidden
+
+
+class RunFolder:
+    """root (0711) holds in/ (inputs the candidate may read), ref/ (expected outputs, root only),
+    cand/ (the candidate's private working directory) and harness/ (the engine code it runs)."""
+
+    def __init__(self, *, uid: int, sandboxed: bool):
+        base = "/dev/shm" if _roomy("/dev/shm") else None
+        self.root = Path(tempfile.mkdtemp(prefix="arena-", dir=base))
+        self.root.chmod(0o711)
+        self.in_dir = self._mkdir("in", 0o755)
+        self.ref_dir = self._mkdir("ref", 0o700)
+        self.cand = self._mkdir("cand", 0o700)
+        self.oracle_home = self._mkdir("oracle", 0o700)
+        if sandboxed:
+            os.chown(self.cand, uid, uid)
+        self.harness = self._copy_harness()
+
+    def _mkdir(self, name: str, mode: int) -> Path:
+        path = self.root / name
+        path.mkdir()
+        path.chmod(mode)
+        return path
+
+    def _copy_harness(self) -> Path:
+        source = Path(__file__).resolve().parent
+        target = self.root / "harness" / "runners"
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("problems", "__pycache__"))
+        for path in [self.root / "harness", *target.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (self.root / "harness").chmod(0o755)
+        return self.root / "harness"
+
+    def add_solution(self, solution: Path, problem: Problem) -> Path:
+        target = self.cand / "solution.py"
+        shutil.copyfile(solution, target)
+        target.chmod(0o444)
+        copy_without_hidden(problem, self.cand / "problem")
+        (self.cand / "problem").chmod(0o555)
+        return target
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _roomy(path: str) -> bool:
+    """Inputs and outputs of large shapes take gigabytes; use memory-backed space if it has them."""
+    return os.access(path, os.W_OK) and shutil.disk_usage(path).free > SHM_MIN_FREE_BYTES
+
+
+def masked_paths(problem: Problem) -> list[Path]:
+    """Folders the candidate must not read (hidden.yaml lives there); nested ones dropped."""
+    paths = [problems_root().resolve(), problem.path.resolve()]
+    kept: list[Path] = []
+    for path in sorted(set(paths), key=lambda p: len(p.parts)):
+        if path.is_dir() and not any(path.is_relative_to(k) for k in kept):
+            kept.append(path)
+    return kept

@@ -1,0 +1,418 @@
+"""Problem folders: loading, validation, content versions and hidden-free copies.
+
+Stdlib and PyYAML only, so the web process can list problems without importing torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import math
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CATEGORIES = ("pytorch-to-kernel", "triton-to-triton", "cuda-to-cuda")
+REGIMES = ("compute", "memory")
+PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+HIDDEN_CASES = ("edge", "scale-up", "scale-down", "alignment-stress")
+DEFAULT_DISTRIBUTIONS = ("normal", "large", "offset")
+STARTER_CATEGORIES = ("triton-to-triton", "cuda-to-cuda")
+SHAPES_PLACEHOLDER = "{{visible_shapes}}"
+MIN_SEEDS = 3
+MIN_HIDDEN_SHAPES = 4
+
+_REQUIRED_KEYS = {"slug", "title", "category", "regime", "peak_dtype", "flops", "bytes"}
+_REQUIRED_KEYS |= {"outputs", "forbidden", "shapes", "seeds"}
+_OPTIONAL_KEYS = {"distributions", "time_cap_s"}
+_DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_OUTPUT_NAME = re.compile(r"^out\d*$")
+_MAX_EXPONENT = 64
+
+
+class ProblemError(ValueError):
+    """A problem folder is malformed; the message names the file and the field."""
+
+
+class ExprError(ValueError):
+    """A flops/bytes expression uses something outside the whitelist or cannot be evaluated."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    slug: str
+    title: str
+    category: str
+    regime: str
+    peak_dtype: str
+    flops_expr: str
+    bytes_expr: str
+    outputs: dict[str, dict[str, float]]
+    forbidden: tuple[str, ...]
+    distributions: tuple[str, ...]
+    visible: list[dict[str, int]]
+    smoke: list[dict[str, int]]
+    hidden: list[dict[str, int]]
+    hidden_cases: list[str]
+    seeds: list[int]
+    hidden_seeds: list[int]
+    time_cap_s: float | None
+    path: Path
+    version: str
+
+    def flops(self, params: Mapping[str, float]) -> float:
+        return evaluate_expr(self.flops_expr, params)
+
+    def bytes(self, params: Mapping[str, float]) -> float:
+        return evaluate_expr(self.bytes_expr, params)
+
+    @property
+    def cpu_capable(self) -> bool:
+        return bool(self.smoke)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(self.visible[0])
+
+    @property
+    def starter_path(self) -> Path | None:
+        starter = self.path / "starter.py"
+        return starter if starter.is_file() else None
+
+
+def problems_root() -> Path:
+    return Path(__file__).resolve().parent / "problems"
+
+
+def list_problems() -> list[Problem]:
+    folders = sorted(p for p in problems_root().iterdir() if (p / "problem.yaml").is_file())
+    return [load_problem(folder) for folder in folders]
+
+
+def load_problem(slug_or_path: str | Path, *, require_hidden: bool = True) -> Problem:
+    """Load and validate a problem folder, given its slug in the deck or its path.
+
+    A hidden-free copy (see copy_without_hidden) loads with require_hidden=False and has no
+    hidden shapes or seeds.
+    """
+    folder = _resolve_folder(slug_or_path)
+    spec = _read_yaml(folder / "problem.yaml")
+    _check_files(folder, spec, require_hidden)
+    visible, smoke = _read_shapes(spec)
+    names = set(visible[0])
+    hidden, cases, hidden_seeds = _read_hidden(folder / "hidden.yaml", names, spec["seeds"])
+    for field in ("flops", "bytes"):
+        _check_expr(spec[field], field, visible + smoke + hidden)
+    return Problem(
+        slug=spec["slug"],
+        title=spec["title"],
+        category=spec["category"],
+        regime=spec["regime"],
+        peak_dtype=spec["peak_dtype"],
+        flops_expr=spec["flops"],
+        bytes_expr=spec["bytes"],
+        outputs=_read_outputs(spec["outputs"]),
+        forbidden=_read_forbidden(spec["forbidden"]),
+        distributions=_read_distributions(spec.get("distributions")),
+        visible=visible,
+        smoke=smoke,
+        hidden=hidden,
+        hidden_cases=cases,
+        seeds=_read_seeds(spec["seeds"], "problem.yaml"),
+        hidden_seeds=hidden_seeds,
+        time_cap_s=_read_time_cap(spec.get("time_cap_s")),
+        path=folder,
+        version=folder_version(folder),
+    )
+
+
+def folder_version(folder: Path) -> str:
+    """sha256 over sorted relative POSIX paths and bytes of every file, hidden.yaml included."""
+    digest = hashlib.sha256()
+    for path in _content_files(folder):
+        data = path.read_bytes()
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(str(len(data)).encode() + b"\0" + data)
+    return digest.hexdigest()
+
+
+def copy_without_hidden(problem: Problem, dest: Path) -> Path:
+    """Copy the problem folder to dest (created) without hidden.yaml; files are made read-only."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in _content_files(problem.path):
+        relative = path.relative_to(problem.path)
+        if relative.as_posix() == "hidden.yaml":
+            continue
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        target.chmod(0o444)
+    return dest
+
+
+def evaluate_expr(expr: str, names: Mapping[str, float]) -> float:
+    """Evaluate arithmetic over shape names by walking a whitelisted AST (never eval)."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise ExprError(f"cannot parse {expr!r}: {exc.msg}") from None
+    try:
+        return float(_eval_node(tree.body, names))
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise ExprError(f"cannot evaluate {expr!r}: {exc}") from None
+
+
+def expr_names(expr: str) -> set[str]:
+    tree = ast.parse(expr, mode="eval")
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in calls}
+
+
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b,
+}
+_FUNCTIONS = {"min": min, "max": max}
+
+
+def _eval_node(node: ast.AST, names: Mapping[str, float]) -> float:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in names:
+            raise ExprError(f"unknown name {node.id!r}")
+        return names[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _eval_node(node.operand, names)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _eval_node(node.left, names), _eval_node(node.right, names)
+        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
+            raise ExprError(f"exponent {right} is too large")
+        return _BINARY[type(node.op)](left, right)
+    if _is_min_max_call(node):
+        return _FUNCTIONS[node.func.id](*(_eval_node(arg, names) for arg in node.args))
+    raise ExprError(f"{type(node).__name__} is not allowed in a shape expression")
+
+
+def _is_min_max_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and len(node.args) >= 2
+        and not node.keywords
+        and not any(isinstance(arg, ast.Starred) for arg in node.args)
+    )
+
+
+def _resolve_folder(slug_or_path: str | Path) -> Path:
+    candidate = Path(slug_or_path)
+    if isinstance(slug_or_path, str) and "/" not in slug_or_path and not candidate.is_dir():
+        candidate = problems_root() / slug_or_path
+    if not (candidate / "problem.yaml").is_file():
+        raise ProblemError(f"{candidate}: no problem.yaml (unknown problem {str(slug_or_path)!r})")
+    return candidate.resolve()
+
+
+def _content_files(folder: Path) -> list[Path]:
+    def hidden_part(path: Path) -> bool:
+        parts = path.relative_to(folder).parts
+        return any(p.startswith(".") or p == "__pycache__" for p in parts)
+
+    files = (p for p in folder.rglob("*") if p.is_file() and not hidden_part(p))
+    return sorted(files, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ProblemError(f"{path.name}: cannot read: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProblemError(f"{path.name}: expected a mapping at the top level")
+    return data
+
+
+def _check_files(folder: Path, spec: dict[str, Any], require_hidden: bool) -> None:
+    missing = sorted(_REQUIRED_KEYS - spec.keys())
+    unknown = sorted(spec.keys() - _REQUIRED_KEYS - _OPTIONAL_KEYS)
+    if missing:
+        raise ProblemError(f"problem.yaml: missing field(s) {', '.join(missing)}")
+    if unknown:
+        raise ProblemError(f"problem.yaml: unknown field(s) {', '.join(unknown)}")
+    for field in ("slug", "title", "flops", "bytes"):
+        if not isinstance(spec[field], str) or not spec[field].strip():
+            raise ProblemError(f"problem.yaml: field {field} must be a non-empty string")
+    if spec["slug"] != folder.name:
+        raise ProblemError(
+            f"problem.yaml: slug {spec['slug']!r} differs from folder {folder.name!r}"
+        )
+    _check_choice(spec, "category", CATEGORIES)
+    _check_choice(spec, "regime", REGIMES)
+    _check_choice(spec, "peak_dtype", PEAK_DTYPES)
+    required = ["reference.py", "PROMPT.md"] + (["hidden.yaml"] if require_hidden else [])
+    if spec["category"] in STARTER_CATEGORIES:
+        required.append("starter.py")
+    for name in required:
+        if not (folder / name).is_file():
+            raise ProblemError(f"{name}: missing from {folder.name}/")
+    if SHAPES_PLACEHOLDER not in (folder / "PROMPT.md").read_text(encoding="utf-8"):
+        raise ProblemError(f"PROMPT.md: must contain {SHAPES_PLACEHOLDER}")
+
+
+def _check_choice(spec: dict[str, Any], field: str, choices: tuple[str, ...]) -> None:
+    if spec[field] not in choices:
+        raise ProblemError(
+            f"problem.yaml: field {field} is {spec[field]!r}; expected one of {', '.join(choices)}"
+        )
+
+
+def _read_shapes(spec: dict[str, Any]) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
+    shapes = spec["shapes"]
+    if not isinstance(shapes, dict) or set(shapes) - {"visible", "smoke"}:
+        raise ProblemError("problem.yaml: field shapes must map only visible and smoke to lists")
+    visible = _read_shape_list(shapes.get("visible"), "problem.yaml", "shapes.visible", None)
+    if not visible:
+        raise ProblemError("problem.yaml: field shapes.visible must list at least one shape")
+    names = set(visible[0])
+    smoke = _read_shape_list(shapes.get("smoke") or [], "problem.yaml", "shapes.smoke", names)
+    return visible, smoke
+
+
+def _read_shape_list(
+    raw: Any, file: str, field: str, names: set[str] | None
+) -> list[dict[str, int]]:
+    if not isinstance(raw, list):
+        raise ProblemError(f"{file}: field {field} must be a list of shapes")
+    shapes = []
+    for index, shape in enumerate(raw):
+        where = f"{file}: field {field}[{index}]"
+        if not isinstance(shape, dict) or not shape:
+            raise ProblemError(f"{where} must be a mapping of shape parameters")
+        expected = set(shape) if names is None else names
+        if set(shape) != expected:
+            raise ProblemError(
+                f"{where} has parameters {sorted(shape)}; expected {sorted(expected)}"
+            )
+        for key, value in shape.items():
+            if type(value) is not int or value < 1:
+                raise ProblemError(f"{where}.{key} must be a positive integer, got {value!r}")
+        names = expected
+        shapes.append(dict(shape))
+    return shapes
+
+
+def _read_hidden(
+    path: Path, names: set[str], visible_seeds: Any
+) -> tuple[list[dict[str, int]], list[str], list[int]]:
+    if not path.is_file():
+        return [], [], []
+    spec = _read_yaml(path)
+    if set(spec) != {"shapes", "seeds"}:
+        raise ProblemError("hidden.yaml: expected exactly the fields shapes and seeds")
+    raw = spec["shapes"]
+    if not isinstance(raw, list) or len(raw) < MIN_HIDDEN_SHAPES:
+        raise ProblemError(f"hidden.yaml: field shapes must list at least {MIN_HIDDEN_SHAPES}")
+    cases = [shape.get("case") if isinstance(shape, dict) else None for shape in raw]
+    for index, case in enumerate(cases):
+        if case not in HIDDEN_CASES:
+            raise ProblemError(
+                f"hidden.yaml: field shapes[{index}].case is {case!r}; "
+                f"expected one of {', '.join(HIDDEN_CASES)}"
+            )
+    if set(cases) != set(HIDDEN_CASES):
+        absent = sorted(set(HIDDEN_CASES) - set(cases))
+        raise ProblemError(f"hidden.yaml: field shapes lacks case(s) {', '.join(absent)}")
+    params = [{k: v for k, v in shape.items() if k != "case"} for shape in raw]
+    shapes = _read_shape_list(params, "hidden.yaml", "shapes", names)
+    seeds = _read_seeds(spec["seeds"], "hidden.yaml")
+    if isinstance(visible_seeds, list) and set(seeds) & set(visible_seeds):
+        raise ProblemError("hidden.yaml: field seeds must differ from the visible seeds")
+    return shapes, cases, seeds
+
+
+def _read_seeds(raw: Any, file: str) -> list[int]:
+    if not isinstance(raw, list) or any(type(seed) is not int for seed in raw):
+        raise ProblemError(f"{file}: field seeds must be a list of integers")
+    if len(set(raw)) < MIN_SEEDS:
+        raise ProblemError(f"{file}: field seeds needs at least {MIN_SEEDS} distinct seeds")
+    return list(raw)
+
+
+def _read_outputs(raw: Any) -> dict[str, dict[str, float]]:
+    if not isinstance(raw, dict) or not raw:
+        raise ProblemError("problem.yaml: field outputs must map output names to tolerances")
+    names = sorted(raw)
+    if names != ["out"] and names != [f"out{i}" for i in range(len(names))]:
+        raise ProblemError(f"problem.yaml: field outputs names {names}; use out, or out0, out1...")
+    return {name: _read_tolerance(name, raw[name]) for name in names}
+
+
+def _read_tolerance(name: str, raw: Any) -> dict[str, float]:
+    if not isinstance(raw, dict) or set(raw) != {"atol", "rtol"}:
+        raise ProblemError(f"problem.yaml: field outputs.{name} must have exactly atol and rtol")
+    tolerance = {}
+    for key in ("atol", "rtol"):
+        # PyYAML reads 1e-5 (no dot) as a string, so numeric strings are accepted.
+        try:
+            value = float(raw[key])
+        except (TypeError, ValueError):
+            value = math.nan
+        if isinstance(raw[key], bool) or not value >= 0 or math.isinf(value):
+            raise ProblemError(f"problem.yaml: field outputs.{name}.{key} must be a number >= 0")
+        tolerance[key] = value
+    return tolerance
+
+
+def _read_forbidden(raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
+        raise ProblemError("problem.yaml: field forbidden must be a list of dotted names")
+    for name in raw:
+        if not _DOTTED_NAME.match(name):
+            raise ProblemError(f"problem.yaml: field forbidden has {name!r}, not a dotted name")
+    return tuple(raw)
+
+
+def _read_distributions(raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return DEFAULT_DISTRIBUTIONS
+    if not isinstance(raw, list) or not raw or not all(isinstance(d, str) and d for d in raw):
+        raise ProblemError("problem.yaml: field distributions must be a non-empty list of names")
+    if len(set(raw)) != len(raw):
+        raise ProblemError("problem.yaml: field distributions has duplicates")
+    return tuple(raw)
+
+
+def _read_time_cap(raw: Any) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not raw > 0:
+        raise ProblemError("problem.yaml: field time_cap_s must be a positive number of seconds")
+    return float(raw)
+
+
+def _check_expr(expr: str, field: str, shapes: list[dict[str, int]]) -> None:
+    try:
+        unknown = expr_names(expr) - set(shapes[0])
+    except SyntaxError as exc:
+        raise ProblemError(f"problem.yaml: field {field} cannot be parsed: {exc.msg}") from None
+    if unknown:
+        raise ProblemError(
+            f"problem.yaml: field {field} uses unknown name(s) {', '.join(sorted(unknown))}"
+        )
+    for shape in shapes:
+        try:
+            evaluate_expr(expr, shape)
+        except ExprError as exc:
+            raise ProblemError(f"problem.yaml: field {field}: {exc}") from None

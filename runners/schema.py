@@ -1,0 +1,182 @@
+"""The engine's result format, shared with the web platform.
+
+Stdlib only: the web process imports this module and must never pull in torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class Verdict:
+    """The failure taxonomy; `ok` only when every gate passed."""
+
+    OK = "ok"
+    MISSING_SOLUTION = "missing_solution"
+    SYNTAX_ERROR = "syntax_error"
+    FORBIDDEN = "forbidden"
+    BUILD_ERROR = "build_error"
+    RUNTIME_ERROR = "runtime_error"
+    INCORRECT = "incorrect"
+    INCORRECT_HIDDEN = "incorrect_hidden"
+    TIMEOUT = "timeout"
+    RESOURCE_LIMIT = "resource_limit"
+    CRASHED = "crashed"
+    TIMING_REJECTED = "timing_rejected"
+    INFRA_ERROR = "infra_error"
+
+    ALL = (
+        OK,
+        MISSING_SOLUTION,
+        SYNTAX_ERROR,
+        FORBIDDEN,
+        BUILD_ERROR,
+        RUNTIME_ERROR,
+        INCORRECT,
+        INCORRECT_HIDDEN,
+        TIMEOUT,
+        RESOURCE_LIMIT,
+        CRASHED,
+        TIMING_REJECTED,
+        INFRA_ERROR,
+    )
+
+
+GATE_NAMES = ("static", "build", "correct_visible", "correct_hidden", "performance", "score")
+
+
+def _known_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """Keys this version knows; newer engines may add fields that older readers ignore."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+@dataclass
+class TimingStats:
+    median_us: float
+    mean_us: float
+    std_us: float
+    min_us: float
+    p10_us: float
+    p90_us: float
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> TimingStats | None:
+        return None if data is None else cls(**_known_fields(cls, data))
+
+
+@dataclass
+class GateResult:
+    name: str
+    status: str  # pass | fail | skip
+    verdict: str | None = None
+    reason: str = ""
+    duration_s: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GateResult:
+        return cls(**_known_fields(cls, data))
+
+
+@dataclass
+class ShapeResult:
+    set: str  # visible | hidden | smoke
+    index: int
+    params: dict[str, int]
+    baseline_key: str = ""
+    case: str | None = None
+    correct: bool | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatches: int | None = None
+    worst_index: list[int] | None = None
+    time: TimingStats | None = None
+    tflops: float | None = None
+    gbps: float | None = None
+    peak_fraction: float | None = None
+    baseline_eager: TimingStats | None = None
+    baseline_compile: TimingStats | None = None
+    baseline_cached: bool = False
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ShapeResult:
+        values = _known_fields(cls, data)
+        for name in ("time", "baseline_eager", "baseline_compile"):
+            values[name] = TimingStats.from_dict(values.get(name))
+        return cls(**values)
+
+
+@dataclass
+class EvaluationResult:
+    problem: str
+    problem_version: str
+    device: str
+    verdict: str
+    reason: str = ""
+    score: float | None = 0.0
+    hidden_score: float | None = None
+    correct_visible: bool = False
+    correct_hidden: bool = False
+    timings_comparable: bool = False
+    gates: list[GateResult] = field(default_factory=list)
+    shapes: list[ShapeResult] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)
+    isolation: dict[str, Any] = field(default_factory=dict)
+    cost: dict[str, float] = field(default_factory=dict)
+    engine_version: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvaluationResult:
+        values = _known_fields(cls, data)
+        values["gates"] = [GateResult.from_dict(g) for g in values.get("gates", [])]
+        values["shapes"] = [ShapeResult.from_dict(s) for s in values.get("shapes", [])]
+        return cls(**values)
+
+    def gate(self, name: str) -> GateResult | None:
+        return next((g for g in self.gates if g.name == name), None)
+
+
+@dataclass
+class ProblemInfo:
+    slug: str
+    title: str
+    category: str
+    regime: str
+    version: str
+    visible_count: int
+    hidden_count: int
+    peak_dtype: str = ""
+    cpu_capable: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProblemInfo:
+        return cls(**_known_fields(cls, data))
+
+
+def baseline_key(problem_version: str, params: dict[str, int], gpu: str, torch_version: str) -> str:
+    shape = ",".join(f"{k}={params[k]}" for k in sorted(params))
+    return f"{problem_version}:{shape}:{gpu}:{torch_version}"

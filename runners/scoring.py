@@ -1,0 +1,95 @@
+"""Timing statistics, integrity checks on samples, and per-shape and run scores. Stdlib only."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from runners.hardware import Hardware, peak_fraction, speed_of_light_s
+from runners.schema import ShapeResult, TimingStats
+
+# Host wall time is measured around the call plus a device-wide synchronize; the event spans
+# only the call's stream. Honest code lands within launch and wake-up latency of each other.
+ESCAPE_SLACK_MS = 0.05
+ESCAPE_RATIO = 1.5
+# Kernels can beat bytes/bandwidth a little when their output writes are still in L2 at the
+# end event; anything faster than this share of the speed of light is impossible.
+SOL_MARGIN = 0.8
+
+
+def summarize(samples_ms: Sequence[float]) -> TimingStats:
+    values = sorted(v * 1e3 for v in samples_ms)
+    deciles = statistics.quantiles(values, n=10) if len(values) > 1 else values * 9
+    return TimingStats(
+        median_us=statistics.median(values),
+        mean_us=statistics.fmean(values),
+        std_us=statistics.stdev(values) if len(values) > 1 else 0.0,
+        min_us=values[0],
+        p10_us=deciles[0],
+        p90_us=deciles[-1],
+        n=len(values),
+    )
+
+
+def timing_problems(reply: dict, parent_wall_s: float) -> list[str]:
+    """Reasons to distrust a timing reply: escaped work, clocks that disagree, patched timers."""
+    problems = []
+    if reply.get("timers_replaced"):
+        problems.append(f"timing functions were replaced: {', '.join(reply['timers_replaced'])}")
+    event, span, host = reply["event_ms"], reply["span_ms"], reply["host_ms"]
+    if not event or len(event) != len(span) or len(event) != len(host):
+        return [*problems, "the timing reply is malformed"]
+    event_median, span_median = statistics.median(event), statistics.median(span)
+    if span_median > ESCAPE_RATIO * event_median + ESCAPE_SLACK_MS:
+        problems.append(
+            f"device work continued after the call returned: {span_median * 1e3:.1f} us until "
+            f"the device was idle against {event_median * 1e3:.1f} us timed (side streams?)"
+        )
+    if statistics.median(host) < 0.9 * event_median or sum(host) / 1e3 > parent_wall_s:
+        problems.append("host wall time disagrees with the reported device times")
+    if min(event) <= 0:
+        problems.append("non-positive sample times")
+    return problems
+
+
+def score_shape(
+    shape: ShapeResult,
+    *,
+    hardware: Hardware | None,
+    regime: str,
+    dtype: str,
+    flops: float,
+    nbytes: float,
+) -> str | None:
+    """Fill throughput, peak fraction and speedups; return a reason if faster than light."""
+    seconds = shape.time.median_us * 1e-6
+    shape.tflops = flops / seconds / 1e12
+    shape.gbps = nbytes / seconds / 1e9
+    _speedups(shape)
+    if hardware is None:
+        return None
+    shape.peak_fraction = peak_fraction(
+        hardware, regime=regime, flops=flops, nbytes=nbytes, dtype=dtype, seconds=seconds
+    )
+    floor_s = speed_of_light_s(hardware, flops=flops, nbytes=nbytes, dtype=dtype)
+    if seconds < SOL_MARGIN * floor_s:
+        return (
+            f"{shape.time.median_us:.2f} us is faster than the speed of light on "
+            f"{hardware.name} ({floor_s * 1e6:.2f} us for this shape's bytes and flops)"
+        )
+    return None
+
+
+def _speedups(shape: ShapeResult) -> None:
+    median = shape.time.median_us
+    if shape.baseline_eager:
+        shape.speedup_eager = shape.baseline_eager.median_us / median
+    if shape.baseline_compile:
+        shape.speedup_compile = shape.baseline_compile.median_us / median
+
+
+def geomean(values: Sequence[float | None]) -> float | None:
+    if not values or any(v is None or v <= 0 for v in values):
+        return None
+    return math.exp(statistics.fmean(math.log(v) for v in values))

@@ -1,0 +1,397 @@
+"""The static gate: AST rules over a candidate solution, run before any GPU time.
+
+Names are resolved through imports, assignments, attribute access and constant getattr, so an
+aliased forbidden op is caught where a text search would not be. The runtime checks stay
+authoritative; this gate catches the cheap and the obvious and names the rule and the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+FORBIDDEN_VERDICT = "forbidden"
+SYNTAX_VERDICT = "syntax_error"
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+# A resolved dotted name is hit by a rule when it equals an entry or lies under it; an entry
+# ending in "*" matches any name starting with the text before it.
+MODULE_RULES: dict[str, tuple[str, ...]] = {
+    "introspection": _words(
+        "gc inspect traceback sys.modules sys._getframe sys._current_frames sys.settrace"
+        " sys.setprofile sys.gettrace builtins.globals builtins.locals builtins.vars"
+        " types.FrameType"
+    ),
+    "dynamic_code": _words(
+        "builtins.exec builtins.eval builtins.compile builtins.__import__ importlib runpy code"
+        " codeop imp pkgutil zipimport types.CodeType types.FunctionType"
+    ),
+    "encoded_payload": _words(
+        "base64 binascii codecs marshal pickle _pickle zlib bz2 lzma gzip zipfile tarfile shelve"
+        " dill cloudpickle torch.load builtins.bytes.fromhex builtins.bytearray.fromhex"
+    ),
+    "threads": _words(
+        "threading _thread concurrent asyncio sched multiprocessing.dummy"
+        " multiprocessing.pool.ThreadPool"
+    ),
+    "processes": _words(
+        "subprocess multiprocessing torch.multiprocessing pty posix pexpect os.system os.popen"
+        " os.fork os.forkpty os.kill os.killpg os.exec* os.spawn* os.posix_spawn*"
+    ),
+    "network": _words(
+        "socket ssl urllib urllib3 requests http httpx aiohttp ftplib smtplib telnetlib xmlrpc"
+        " websocket websockets paramiko torch.hub torch.distributed"
+    ),
+    "file_write": _words(
+        "shutil tempfile torch.save numpy.save numpy.savez numpy.savetxt numpy.savez_compressed"
+        " os.remove os.unlink os.rename os.renames os.replace os.rmdir os.removedirs os.mkdir"
+        " os.makedirs os.write os.open os.truncate os.ftruncate os.chmod os.chown os.link"
+        " os.symlink os.mkfifo os.utime"
+    ),
+    "backend_mutation": _words(
+        "torch.set_float32_matmul_precision torch.set_default_dtype torch.set_default_device"
+        " torch.set_default_tensor_type torch.use_deterministic_algorithms"
+        " torch.set_flush_denormal torch.cuda.set_per_process_memory_fraction"
+        " torch.cuda.set_sync_debug_mode torch.backends.*.enable_* torch.backends.*.flags"
+        " torch.backends.*.preferred_*"
+    ),
+    "custom_stream": _words(
+        "torch.cuda.Stream torch.cuda.stream torch.cuda.set_stream torch.cuda.ExternalStream"
+        " torch.cuda.streams torch.cuda.StreamContext torch.Stream torch.stream"
+    ),
+    "cuda_graph": _words(
+        "torch.cuda.CUDAGraph torch.cuda.graph torch.cuda.graphs torch.cuda.make_graphed_callables"
+        " triton.testing.do_bench_cudagraph"
+    ),
+    "native_access": _words("ctypes _ctypes cffi mmap cuda torch.cuda.cudart"),
+    "environment": _words("os.environ os.environb os.getenv os.putenv os.unsetenv"),
+    "signal": _words("signal faulthandler"),
+    "exit": _words("sys.exit os._exit os.abort builtins.exit builtins.quit atexit"),
+    "patching": _words("unittest.mock mock"),
+    "tensor_subclass": _words(
+        "torch.Tensor._make_subclass torch.Tensor._make_wrapper_subclass"
+        " torch.utils._python_dispatch torch.overrides"
+    ),
+}
+
+# Attributes that reach frames, globals or class internals whatever object they hang on.
+INTROSPECTION_ATTRIBUTES = frozenset(
+    _words(
+        "__dict__ __globals__ __code__ __closure__ __builtins__ __subclasses__ __bases__ __base__"
+        " __mro__ __getattribute__ __reduce__ __reduce_ex__ __loader__ __import__ f_back f_locals"
+        " f_globals f_code f_builtins f_trace tb_frame gi_frame cr_frame ag_frame"
+    )
+)
+PATCHING_ATTRIBUTES = frozenset({"__setattr__", "__delattr__"})
+FILE_WRITE_METHODS = frozenset(
+    _words("write_text write_bytes touch unlink rmdir symlink_to hardlink_to tofile")
+)
+TENSOR_BASES = frozenset({"torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase"})
+SUBCLASS_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
+OPEN_FUNCTIONS = frozenset({"builtins.open", "io.open", "os.fdopen", "?.open"})
+
+# Rules over CUDA/C++ source strings handed to load_inline.
+NATIVE_SOURCE_MARKERS = ("__global__", "#include", "torch::")
+NATIVE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (rule, re.compile(pattern))
+    for rule, pattern in (
+        ("custom_stream", r"\bcu(da)?StreamCreate\w*|\b(getStreamFromPool|setCurrentCUDAStream)\b"),
+        ("cuda_graph", r"\bcudaStreamBeginCapture\b|\bcudaGraph(Launch|Instantiate)\w*"),
+        ("l2_persistence", r"accessPolicyWindow|PersistingL2|\bcudaStreamSetAttribute\b"),
+        ("threads", r"\bstd::(thread|async|jthread)\b|\bpthread_create\b"),
+        ("processes", r"\b(fork|system|popen|execv\w*|execl\w*|kill)\s*\("),
+        ("file_write", r"\bfopen\s*\(|\bofstream\b|\bfwrite\s*\("),
+        ("patching", r"\b(dlsym|dlopen|cudaEventElapsedTime|mprotect|ptrace)\b|/proc/self"),
+        ("environment", r"\bgetenv\s*\(|\bsetenv\s*\("),
+        ("signal", r"\bsignal\s*\(|\bsigaction\b"),
+        ("network", r"\bsocket\s*\("),
+    )
+)
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_MODE = re.compile(r"[rwxabt+]{1,4}")
+_UNKNOWN = "?"
+
+
+@dataclass(frozen=True)
+class Hit:
+    rule: str
+    line: int
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"rule": self.rule, "line": self.line, "message": self.message}
+
+
+@dataclass(frozen=True)
+class StaticReport:
+    verdict: str | None
+    reason: str
+    hits: list[Hit] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is None
+
+
+def check_source(
+    source: str | bytes, *, forbidden: Sequence[str], max_bytes: int = 1 << 20
+) -> StaticReport:
+    """Check one solution file; the report's verdict is None when no rule is hit."""
+    try:
+        data = source if isinstance(source, bytes) else source.encode("utf-8")
+        text = data.decode("utf-8")
+    except UnicodeError:
+        return _rejected([Hit("encoding", 0, "the solution is not valid UTF-8")])
+    if len(data) > max_bytes:
+        return _rejected([Hit("size", 0, f"the solution is {len(data)} bytes; max {max_bytes}")])
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 0
+        message = getattr(exc, "msg", None) or str(exc)
+        hit = Hit("syntax", line, message)
+        return StaticReport(SYNTAX_VERDICT, f"line {line}: {message}", [hit])
+    hits = _Checker(tree, tuple(forbidden)).run()
+    return _rejected(hits) if hits else StaticReport(None, "", [])
+
+
+def _rejected(hits: list[Hit]) -> StaticReport:
+    first = hits[0]
+    more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+    reason = f"line {first.line}: {first.message} [{first.rule}]{more}"
+    return StaticReport(FORBIDDEN_VERDICT, reason, hits)
+
+
+def _matches(name: str, entry: str) -> bool:
+    if "*" in entry:
+        return re.fullmatch(re.escape(entry).replace(r"\*", r"\w*") + r"(\..*)?", name) is not None
+    return name == entry or name.startswith(entry + ".")
+
+
+def module_rule(name: str) -> str | None:
+    """The integrity rule a fully resolved dotted name falls under, if any."""
+    for rule, entries in MODULE_RULES.items():
+        if any(_matches(name, entry) for entry in entries):
+            return rule
+    return None
+
+
+def _op_name(name: str) -> str:
+    parts = name.split(".")
+    if parts[:2] == ["torch", "ops"] and len(parts) > 3:
+        return parts[3].lstrip("_")
+    return parts[-1].lstrip("_")
+
+
+def forbidden_op(name: str, forbidden: Sequence[str]) -> str | None:
+    """The forbidden entry a resolved name reaches: directly, as a Tensor method, or as the same
+    op under another torch namespace (torch.special.softmax, torch.ops.aten._softmax)."""
+    for entry in forbidden:
+        if entry.startswith("Tensor."):
+            if name == _UNKNOWN + entry[len("Tensor") :] or _matches(name, "torch." + entry):
+                return entry
+        elif _matches(name, entry):
+            return entry
+    if name.startswith("torch."):
+        op = _op_name(name)
+        return next((entry for entry in forbidden if _op_name(entry) == op), None)
+    return None
+
+
+class _Checker:
+    def __init__(self, tree: ast.Module, forbidden: tuple[str, ...]):
+        self.tree = tree
+        self.forbidden = forbidden
+        self.aliases: dict[str, str] = {}
+        self.bound: set[str] = set()
+        self.hits: dict[tuple[str, int, str], Hit] = {}
+        # `torch.nn` inside `torch.nn.functional`: only the outermost name of a chain is checked.
+        self.inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+
+    def run(self) -> list[Hit]:
+        self._collect_bindings()
+        for node in ast.walk(self.tree):
+            self._check_node(node)
+        return sorted(self.hits.values(), key=lambda hit: (hit.line, hit.rule, hit.message))
+
+    def hit(self, rule: str, node: ast.AST, message: str) -> None:
+        line = getattr(node, "lineno", 0)
+        self.hits.setdefault((rule, line, message), Hit(rule, line, message))
+
+    def _collect_bindings(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self.bound.add(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                self.bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                self.bound.add(node.arg)
+        # Twice, so an alias of an alias resolves whatever the order of the assignments.
+        for _ in range(2):
+            for node in ast.walk(self.tree):
+                self._record_alias(node)
+
+    def _record_alias(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                self.aliases[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            resolved = self.resolve(node.value)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and resolved and not resolved.startswith("?"):
+                    self.aliases[target.id] = resolved
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """A dotted name for a module-level object, '?.attr' for an attribute of an unknown
+        object, or None."""
+        if isinstance(node, ast.Name):
+            if node.id in self.aliases:
+                return self.aliases[node.id]
+            if node.id in _BUILTIN_NAMES and node.id not in self.bound:
+                return f"builtins.{node.id}"
+            return None
+        if isinstance(node, ast.Attribute):
+            return self._join(self.resolve(node.value), node.attr, node.value)
+        if isinstance(node, ast.Call) and self._is_constant_getattr(node):
+            name = node.args[1].value
+            return self._join(self.resolve(node.args[0]), name, node.args[0])
+        return None
+
+    def _join(self, base: str | None, attr: str, base_node: ast.AST) -> str:
+        if base is None or base.startswith("?"):
+            if isinstance(base_node, ast.Name) and base_node.id in ("self", "cls"):
+                return f"?self.{attr}"
+            return f"{_UNKNOWN}.{attr}"
+        return f"{base}.{attr}"
+
+    def _is_constant_getattr(self, node: ast.Call) -> bool:
+        return (
+            self.resolve(node.func) == "builtins.getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        )
+
+    def _check_node(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            self._check_import(node)
+        elif isinstance(node, ast.Name | ast.Attribute):
+            self._check_reference(node)
+        if isinstance(node, ast.Call):
+            self._check_call(node)
+        elif isinstance(node, ast.ClassDef):
+            self._check_class(node)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name in SUBCLASS_HOOKS:
+                self.hit("tensor_subclass", node, f"defines {node.name}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            self._check_native_source(node)
+
+    def _check_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.ImportFrom):
+            names = [f"{node.module}.{alias.name}" for alias in node.names if not node.level]
+        else:
+            names = [alias.name for alias in node.names]
+        for name in names:
+            self._check_name(name, node, "imports")
+
+    def _check_reference(self, node: ast.Name | ast.Attribute) -> None:
+        if isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__"):
+            self.hit("introspection", node, f"uses {node.id}")
+            return
+        if isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRIBUTES:
+            self.hit("introspection", node, f"reads attribute {node.attr}")
+        if isinstance(node, ast.Attribute) and node.attr in PATCHING_ATTRIBUTES:
+            self.hit("patching", node, f"uses {node.attr}")
+        name = self.resolve(node)
+        if name is None:
+            return
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            self._check_store(node)
+        if id(node) not in self.inner:
+            self._check_name(name, node, "uses")
+
+    def _check_name(self, name: str, node: ast.AST, verb: str) -> None:
+        if name.startswith("?self."):
+            return
+        op = forbidden_op(name, self.forbidden)
+        if op is not None:
+            self.hit("forbidden_op", node, f"{verb} {name.lstrip('?.')}, forbidden as {op}")
+        rule = None if name.startswith("?") else module_rule(name)
+        if rule is not None:
+            self.hit(rule, node, f"{verb} {name}")
+
+    def _check_store(self, node: ast.Attribute) -> None:
+        base = self.resolve(node.value)
+        if base is None or base.startswith("?"):
+            return
+        target = f"{base}.{node.attr}"
+        rule = "backend_mutation" if _matches(target, "torch.backends") else "patching"
+        self.hit(rule, node, f"assigns to {target}")
+
+    def _check_call(self, node: ast.Call) -> None:
+        func = self.resolve(node.func) or ""
+        if self._is_constant_getattr(node):
+            self._check_name(self.resolve(node) or "", node, "uses")
+        if func in ("builtins.getattr", "builtins.setattr", "builtins.delattr"):
+            self._check_dynamic_attribute(node, func.split(".")[1])
+        computed = any(not isinstance(arg, ast.Constant) for arg in node.args)
+        if func in ("operator.attrgetter", "operator.methodcaller") and computed:
+            self.hit("obfuscation", node, f"{func} with a computed name")
+        if func in OPEN_FUNCTIONS:
+            self._check_open(node, func)
+        method = func.rsplit(".", 1)[-1]
+        if func.startswith("?") and method in FILE_WRITE_METHODS:
+            self.hit("file_write", node, f"calls .{method}()")
+
+    def _check_dynamic_attribute(self, node: ast.Call, kind: str) -> None:
+        if len(node.args) < 2:
+            return
+        if not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            self.hit("obfuscation", node, f"{kind} with a computed attribute name")
+        base = self.resolve(node.args[0])
+        if kind != "getattr" and base is not None and not base.startswith("?"):
+            self.hit("patching", node, f"{kind} on {base}")
+
+    def _check_open(self, node: ast.Call, func: str) -> None:
+        mode = node.args[1] if len(node.args) > 1 else None
+        mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
+        if func == "?.open":  # pathlib's Path.open(mode); other .open(...) calls pass
+            first = node.args[0] if node.args else mode
+            if not (isinstance(first, ast.Constant) and _MODE.fullmatch(str(first.value))):
+                return
+            mode = first
+        if mode is None:
+            return
+        if not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)):
+            self.hit("file_write", node, "opens a file with a computed mode")
+        elif set(mode.value) & set("wax+"):
+            self.hit("file_write", node, f"opens a file for writing (mode {mode.value!r})")
+
+    def _check_class(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            if self.resolve(base) in TENSOR_BASES:
+                self.hit("tensor_subclass", node, f"class {node.name} subclasses torch.Tensor")
+
+    def _check_native_source(self, node: ast.Constant) -> None:
+        text = node.value
+        if not any(marker in text for marker in NATIVE_SOURCE_MARKERS):
+            return
+        for rule, pattern in NATIVE_RULES:
+            for match in pattern.finditer(text):
+                line = node.lineno + text.count("\n", 0, match.start())
+                message = f"native source uses {match.group(0).strip()}"
+                self.hits.setdefault((rule, line, message), Hit(rule, line, message))

@@ -1,0 +1,142 @@
+"""Parent-side handles on the engine's child processes: send a request, wait for its reply."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+_MAX_REPLY_BYTES = 64 * 2**20
+
+
+class WorkerError(Exception):
+    """The child did not answer as the protocol says."""
+
+
+class WorkerTimeout(WorkerError):
+    pass
+
+
+class WorkerDied(WorkerError):
+    def __init__(self, returncode: int | None, log_tail: str):
+        super().__init__(f"the process ended (exit status {returncode})")
+        self.returncode = returncode
+        self.log_tail = log_tail
+
+    @property
+    def signal_name(self) -> str | None:
+        number = exit_signal(self.returncode)
+        return signal.Signals(number).name if number else None
+
+
+def exit_signal(returncode: int | None) -> int | None:
+    """The signal that ended a child; the sandbox's init reports it as 128 + N."""
+    if returncode is None:
+        return None
+    if returncode < 0:
+        return -returncode
+    if 128 < returncode < 128 + 65:
+        return returncode - 128
+    return None
+
+
+class Worker:
+    """One long-lived child: requests on its stdin, replies on a private pipe."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        log_path: Path,
+        preexec_fn=None,
+    ):
+        read_fd, write_fd = os.pipe()
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [*argv, "--reply-fd", str(write_fd)],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,),
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=preexec_fn,
+            )
+        os.close(write_fd)
+        self.reply_fd = read_fd
+        self.buffer = b""
+
+    def request(self, message: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
+        try:
+            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._raise_died()
+        return self._read_reply(time.monotonic() + timeout_s)
+
+    def _read_reply(self, deadline: float) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerTimeout("no reply before the wall-clock limit")
+            ready, _, _ = select.select([self.reply_fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self.reply_fd, 1 << 20)
+            if not chunk:
+                self._raise_died()
+            self.buffer += chunk
+            if len(self.buffer) > _MAX_REPLY_BYTES:
+                self.kill()
+                raise WorkerError("reply larger than the protocol allows")
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            raise WorkerError("reply is not a JSON object")
+        return reply
+
+    def _raise_died(self):
+        try:
+            returncode = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            returncode = self.proc.returncode
+        self.kill()
+        raise WorkerDied(returncode, self.log_tail())
+
+    def log_tail(self, limit: int = 2000) -> str:
+        try:
+            data = self.log_path.read_bytes()[-limit:]
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace")
+
+    def kill(self) -> None:
+        """SIGKILL the child's process group; in a pid namespace its init takes the rest along."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        self.kill()
+        with contextlib.suppress(OSError):
+            os.close(self.reply_fd)

@@ -1,0 +1,228 @@
+from django.contrib import admin, messages
+from django.db import models
+
+from submissions import services
+from submissions.models import (
+    ApiToken,
+    BaselineTiming,
+    Evaluation,
+    HardwareTarget,
+    Harness,
+    LanguageModel,
+    Problem,
+    Run,
+    ShapeResult,
+    Solution,
+    TranscriptFile,
+)
+from submissions.tokens import revoke_token
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows written by the platform itself: staff look, nobody edits."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(LanguageModel)
+class LanguageModelAdmin(admin.ModelAdmin):
+    list_display = ["slug", "display_name", "provider", "release_date"]
+    list_filter = ["provider"]
+    search_fields = ["slug", "display_name", "provider"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+
+@admin.register(Harness)
+class HarnessAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "version", "transcript_format"]
+    list_filter = ["transcript_format"]
+    search_fields = ["slug", "name", "version"]
+
+
+@admin.register(HardwareTarget)
+class HardwareTargetAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "queue_name", "gpu_model", "device", "is_ranked"]
+    list_filter = ["device", "is_ranked"]
+    search_fields = ["slug", "name", "gpu_model"]
+
+
+@admin.register(Problem)
+class ProblemAdmin(ReadOnlyAdmin):
+    list_display = [
+        "slug",
+        "title",
+        "category",
+        "regime",
+        "visible_count",
+        "hidden_count",
+        "is_active",
+        "synced_at",
+    ]
+    list_filter = ["category", "regime", "is_active"]
+    search_fields = ["slug", "title"]
+
+
+class TranscriptFileInline(ReadOnlyInline):
+    model = TranscriptFile
+    fields = ["name", "size", "sha256", "file"]
+    show_change_link = False
+
+
+class EvaluationInline(ReadOnlyInline):
+    model = Evaluation
+    fields = ["hardware", "status", "verdict", "score", "hidden_score", "trigger", "finished_at"]
+    ordering = ["-created_at"]
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = [
+        "uuid",
+        "problem",
+        "language_model",
+        "harness",
+        "effort",
+        "hardware",
+        "status",
+        "published",
+        "transcript_status",
+        "submitter",
+        "created_at",
+    ]
+    list_filter = ["status", "published", "transcript_status", "hardware", "harness", "problem"]
+    list_select_related = ["problem", "language_model", "harness", "hardware", "submitter"]
+    search_fields = ["uuid", "problem__slug", "language_model__slug", "submitter__username"]
+    date_hierarchy = "created_at"
+    readonly_fields = [
+        "uuid",
+        "problem",
+        "problem_version",
+        "language_model",
+        "harness",
+        "hardware",
+        "effort",
+        "submitter",
+        "created_at",
+        "solution",
+        "content_key",
+        "status",
+        "metadata",
+        "wall_time_s",
+        "turns",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "cli_version",
+        "prompt_hash",
+        "transcript_status",
+        "transcript_error",
+        "normalized_transcript",
+    ]
+    inlines = [TranscriptFileInline, EvaluationInline]
+    actions = ["publish", "unpublish"]
+
+    def has_add_permission(self, request):
+        return False  # runs arrive through the API
+
+    @admin.action(description="Publish the selected runs")
+    def publish(self, request, queryset):
+        count = services.set_published(runs=queryset, published=True)
+        self.message_user(request, f"Published {count} runs.", messages.SUCCESS)
+
+    @admin.action(description="Unpublish the selected runs")
+    def unpublish(self, request, queryset):
+        count = services.set_published(runs=queryset, published=False)
+        self.message_user(request, f"Unpublished {count} runs.", messages.SUCCESS)
+
+
+class ShapeResultInline(ReadOnlyInline):
+    model = ShapeResult
+    show_change_link = False
+    fields = [
+        "set",
+        "index",
+        "params",
+        "correct",
+        "median_us",
+        "tflops",
+        "gbps",
+        "peak_fraction",
+        "speedup_eager",
+        "speedup_compile",
+        "max_abs_err",
+        "error",
+    ]
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "run",
+        "hardware",
+        "status",
+        "verdict",
+        "score",
+        "hidden_score",
+        "trigger",
+        "attempts",
+        "worker_host",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status", "verdict", "trigger", "hardware"]
+    list_select_related = ["run", "hardware"]
+    search_fields = ["run__uuid", "worker_host", "reason"]
+    date_hierarchy = "created_at"
+    inlines = [ShapeResultInline]
+
+
+@admin.register(Solution)
+class SolutionAdmin(ReadOnlyAdmin):
+    list_display = ["sha256", "size", "created_at"]
+    search_fields = ["sha256"]
+
+
+@admin.register(BaselineTiming)
+class BaselineTimingAdmin(ReadOnlyAdmin):
+    list_display = ["problem_version", "shape_key", "gpu_model", "torch_version", "created_at"]
+    list_filter = ["gpu_model", "torch_version"]
+    search_fields = ["shape_key", "problem_version"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "user", "name", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    list_select_related = ["user"]
+    search_fields = ["prefix", "user__username", "name"]
+    readonly_fields = ["user", "prefix", "digest", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False  # issued with `manage.py create_api_token`, which shows the token once
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        for token in queryset.filter(revoked_at__isnull=True):
+            revoke_token(token=token)
+        self.message_user(request, "Revoked.", messages.SUCCESS)

@@ -1,0 +1,20 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from submissions.api import views
+
+app_name = "api"
+
+router = DefaultRouter()
+router.register("runs", views.RunViewSet, basename="run")
+router.register("problems", views.ProblemViewSet, basename="problem")
+router.register("models", views.LanguageModelViewSet, basename="model")
+router.register("harnesses", views.HarnessViewSet, basename="harness")
+router.register("hardware", views.HardwareTargetViewSet, basename="hardware")
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    *router.urls,
+]

@@ -1,0 +1,129 @@
+import contextlib
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFilesSent
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from submissions import selectors
+from submissions.api import serializers
+from submissions.archives import open_bundle
+from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
+from submissions.services import create_run
+from submissions.uploads import IncomingFile, IntakeError, RunFiles, parse_metadata
+
+BODY_OVERHEAD = 1024 * 1024  # multipart boundaries and form fields
+
+
+class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Upload a run (POST, authenticated) and follow its status (GET, by UUID)."""
+
+    lookup_field = "uuid"
+    serializer_class = serializers.RunUploadSerializer
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+
+    def get_queryset(self):
+        return selectors.run_detail_queryset().visible_to(self.request.user)
+
+    def get_serializer_class(self):
+        return serializers.RunSerializer if self.action == "retrieve" else self.serializer_class
+
+    @extend_schema(
+        request={"multipart/form-data": serializers.RunUploadSerializer},
+        responses={
+            201: serializers.RunCreatedSerializer,
+            200: OpenApiResponse(serializers.RunCreatedSerializer, "The identical earlier run"),
+        },
+    )
+    def create(self, request):
+        if (refusal := _oversize_body(request)) is not None:
+            return refusal
+        upload = self.get_serializer(data=_request_data(request))
+        upload.is_valid(raise_exception=True)
+        try:
+            run, created = _create_from(upload.validated_data, submitter=request.user)
+        except IntakeError as error:
+            return Response({"detail": str(error)}, status=error.status_code)
+        body = serializers.RunCreatedSerializer(run, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+def _oversize_body(request) -> Response | None:
+    limit = BODY_OVERHEAD + max(
+        settings.ARENA_MAX_TRANSCRIPT_BYTES + settings.ARENA_MAX_SOLUTION_BYTES,
+        settings.ARENA_MAX_ARCHIVE_BYTES,
+    )
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length <= limit:
+        return None
+    detail = f"The request body is {length} bytes; the limit is {limit}."
+    return Response({"detail": detail}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+
+
+def _request_data(request):
+    try:
+        return request.data
+    except (RequestDataTooBig, TooManyFilesSent) as error:
+        raise ValidationError({"detail": str(error)}) from None
+
+
+def _create_from(data: dict, *, submitter):
+    with _run_files(data) as files:
+        return create_run(
+            submitter=submitter,
+            problem=data["problem"],
+            language_model=data["model"],
+            harness=data["harness"],
+            hardware=data["hardware"],
+            effort=data["effort"],
+            files=files,
+        )
+
+
+@contextlib.contextmanager
+def _run_files(data: dict) -> Iterator[RunFiles]:
+    metadata = parse_metadata(data["metadata"]) if data.get("metadata") else {}
+    if data.get("bundle"):
+        with open_bundle(data["bundle"]) as files:
+            files.metadata |= metadata
+            yield files
+        return
+    uploads = data.get("transcript", [])
+    names = data.get("transcript_name") or [upload.name for upload in uploads]
+    solution = data.get("solution")
+    yield RunFiles(
+        solution=IncomingFile(name="solution.py", file=solution) if solution else None,
+        transcripts=[IncomingFile(name=n, file=u) for n, u in zip(names, uploads, strict=True)],
+        metadata=metadata,
+    )
+
+
+class _RegistryViewSet(viewsets.ReadOnlyModelViewSet):
+    lookup_field = "slug"
+    permission_classes = [permissions.AllowAny]
+
+
+class ProblemViewSet(_RegistryViewSet):
+    queryset = Problem.objects.filter(is_active=True)
+    serializer_class = serializers.ProblemSerializer
+
+
+class LanguageModelViewSet(_RegistryViewSet):
+    queryset = LanguageModel.objects.all()
+    serializer_class = serializers.LanguageModelSerializer
+
+
+class HarnessViewSet(_RegistryViewSet):
+    queryset = Harness.objects.all()
+    serializer_class = serializers.HarnessSerializer
+
+
+class HardwareTargetViewSet(_RegistryViewSet):
+    queryset = HardwareTarget.objects.all()
+    serializer_class = serializers.HardwareTargetSerializer

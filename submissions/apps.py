@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class SubmissionsConfig(AppConfig):
+    name = "submissions"
+    verbose_name = "Kernel Arena"
+
+    def ready(self) -> None:
+        from submissions.api import schema  # noqa: F401  (registers the token auth scheme)

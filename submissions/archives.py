@@ -1,0 +1,198 @@
+"""Reading a run folder out of an uploaded .zip or .tar.gz without trusting the archive.
+
+Every member's path and type is checked before anything is read; declared sizes, member count
+and compression ratio are bounded before extraction, and bytes are counted again while
+extracting, since headers can lie. Only the files a run uses are extracted, into temporary files.
+"""
+
+import contextlib
+import stat
+import tarfile
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from django.conf import settings
+from django.core.files import File
+
+from submissions.uploads import (
+    IncomingFile,
+    IntakeError,
+    RunFiles,
+    UploadTooLarge,
+    parse_metadata,
+    read_all,
+    safe_relative_name,
+)
+
+CHUNK = 64 * 1024
+RATIO_FLOOR = 1024 * 1024  # below this many bytes, any compression ratio is harmless
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
+IGNORED_TOP_DIRS = ("__MACOSX",)
+
+
+@dataclass
+class Member:
+    name: str
+    size: int
+    open: Callable[[], IO[bytes]]
+
+
+@contextlib.contextmanager
+def open_bundle(upload: File) -> Iterator[RunFiles]:
+    """The run files inside ``upload``; their temporary copies are removed on exit."""
+    with contextlib.ExitStack() as stack:
+        try:
+            members = stack.enter_context(_members(upload))
+            yield _run_files(members, stack)
+        except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError) as error:
+            raise IntakeError(f"The bundle is corrupt or truncated: {error}") from None
+
+
+@contextlib.contextmanager
+def _members(upload: File) -> Iterator[list[Member]]:
+    upload.seek(0)
+    magic = upload.read(4)
+    upload.seek(0)
+    if magic.startswith(b"PK"):
+        with zipfile.ZipFile(upload) as archive:
+            yield _zip_members(archive, compressed=upload.size)
+    elif magic.startswith(b"\x1f\x8b"):
+        with tarfile.open(fileobj=upload, mode="r:gz") as archive:
+            yield _tar_members(archive, compressed=upload.size)
+    else:
+        raise IntakeError("The bundle must be a .zip or .tar.gz archive.")
+
+
+def _zip_members(archive: zipfile.ZipFile, *, compressed: int) -> list[Member]:
+    infos = archive.infolist()
+    _check_count(len(infos))
+    _check_expansion(sum(info.file_size for info in infos), compressed)
+    members = []
+    for info in infos:
+        name = safe_relative_name(info.filename)
+        _check_zip_type(info)
+        if not info.is_dir():
+            opener = _zip_opener(archive, info)
+            members.append(Member(name=name, size=info.file_size, open=opener))
+    return members
+
+
+def _zip_opener(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[], IO[bytes]]:
+    return lambda: archive.open(info)
+
+
+def _check_zip_type(info: zipfile.ZipInfo) -> None:
+    if info.flag_bits & 0x1:
+        raise IntakeError(f"Encrypted member {info.filename!r} is not allowed.")
+    mode = info.external_attr >> 16
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+        raise IntakeError(f"Member {info.filename!r} is a link or special file; not allowed.")
+
+
+def _tar_members(archive: tarfile.TarFile, *, compressed: int) -> list[Member]:
+    members, declared = [], 0
+    while (info := archive.next()) is not None:
+        _check_count(len(members) + 1)
+        declared += info.size
+        _check_expansion(declared, compressed)
+        name = safe_relative_name(info.name)
+        _check_tar_type(info)
+        if info.isreg():
+            members.append(Member(name=name, size=info.size, open=_tar_opener(archive, info)))
+    return members
+
+
+def _tar_opener(archive: tarfile.TarFile, info: tarfile.TarInfo) -> Callable[[], IO[bytes]]:
+    return lambda: archive.extractfile(info)
+
+
+def _check_tar_type(info: tarfile.TarInfo) -> None:
+    if not (info.isreg() or info.isdir()):
+        raise IntakeError(f"Member {info.name!r} is a link, device or fifo; not allowed.")
+    try:
+        tarfile.data_filter(info, "/nonexistent-destination")
+    except tarfile.FilterError as error:
+        raise IntakeError(f"Member {info.name!r} is not allowed: {error}") from None
+
+
+def _check_count(count: int) -> None:
+    if count > settings.ARENA_MAX_ARCHIVE_MEMBERS:
+        limit = settings.ARENA_MAX_ARCHIVE_MEMBERS
+        raise IntakeError(f"The bundle has more than {limit} members.")
+
+
+def _check_expansion(uncompressed: int, compressed: int) -> None:
+    if uncompressed > settings.ARENA_MAX_ARCHIVE_BYTES:
+        limit = settings.ARENA_MAX_ARCHIVE_BYTES
+        raise UploadTooLarge(f"The bundle expands beyond {limit} bytes.")
+    ratio = settings.ARENA_MAX_ARCHIVE_RATIO
+    if uncompressed > RATIO_FLOOR and uncompressed > ratio * max(compressed, 1):
+        raise UploadTooLarge(f"The bundle expands more than {ratio}x; refusing a likely bomb.")
+
+
+def _run_files(members: list[Member], stack: contextlib.ExitStack) -> RunFiles:
+    members = _strip_wrapper(members)
+    if len({m.name for m in members}) != len(members):
+        raise IntakeError("The bundle holds two members with one name.")
+    budget = _Budget(settings.ARENA_MAX_ARCHIVE_BYTES)
+    by_role = {role: [m for m in members if _role(m.name) == role] for role in _ROLES}
+    files = RunFiles(
+        solution=None,
+        transcripts=[_extract(m, budget, stack) for m in by_role["transcript"]],
+    )
+    if by_role["solution"]:
+        files.solution = _extract(by_role["solution"][0], budget, stack)
+    if by_role["metadata"]:
+        result_json = _extract(by_role["metadata"][0], budget, stack)
+        files.metadata = parse_metadata(read_all(result_json.file))
+    return files
+
+
+def _strip_wrapper(members: list[Member]) -> list[Member]:
+    """Drops a single top folder around the run folder (``run-42/solution.py``)."""
+    members = [m for m in members if m.name.split("/")[0] not in IGNORED_TOP_DIRS]
+    tops = {m.name.split("/")[0] for m in members}
+    if len(tops) != 1 or tops == {"subagents"} or any("/" not in m.name for m in members):
+        return members
+    return [Member(m.name.split("/", 1)[1], m.size, m.open) for m in members]
+
+
+_ROLES = ("solution", "metadata", "transcript", "ignored")
+
+
+def _role(name: str) -> str:
+    if name == "solution.py":
+        return "solution"
+    if name == "result.json":
+        return "metadata"
+    in_place = "/" not in name or name.startswith("subagents/")
+    return "transcript" if in_place and name.endswith(TRANSCRIPT_SUFFIXES) else "ignored"
+
+
+class _Budget:
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def spend(self, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise UploadTooLarge("The bundle expands beyond its declared sizes or the limit.")
+
+
+def _extract(member: Member, budget: _Budget, stack: contextlib.ExitStack) -> IncomingFile:
+    spool = tempfile.SpooledTemporaryFile(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE)  # noqa: SIM115
+    stack.enter_context(spool)  # closed with the bundle
+    written = 0
+    with member.open() as source:
+        while chunk := source.read(CHUNK):
+            written += len(chunk)
+            budget.spend(len(chunk))
+            if written > member.size:
+                raise IntakeError(f"Member {member.name!r} is larger than its header says.")
+            spool.write(chunk)
+    spool.seek(0)
+    return IncomingFile(name=member.name, file=File(spool, name=member.name.rsplit("/", 1)[-1]))

@@ -1,0 +1,299 @@
+"""Writes: evaluations from creation to result.
+
+Postgres is the source of truth and Celery delivers at least once. A worker claims a queued
+evaluation with a conditional UPDATE that bumps ``attempts``; that attempt number fences every
+later write, so a duplicate or stale delivery changes nothing. ``lease_expires_at`` is the claim's
+deadline while running, and while queued the time after which the sweeper sends the message again
+(Redis keeps nothing on disk here, so a restart loses queued messages).
+"""
+
+import logging
+import socket
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from runners.schema import EvaluationResult, Verdict
+from submissions import grading
+from submissions.models import Evaluation, HardwareTarget, Run, ShapeResult
+
+logger = logging.getLogger(__name__)
+
+Status = Evaluation.Status
+
+
+@dataclass(frozen=True)
+class Claim:
+    evaluation_id: int
+    attempt: int
+
+
+def create_evaluation(
+    *,
+    run: Run,
+    hardware: HardwareTarget | None = None,
+    trigger: str = Evaluation.Trigger.UPLOAD,
+    triggered_by=None,
+) -> Evaluation:
+    """Queue a grading of the run; the message goes out once the transaction commits."""
+    with transaction.atomic():
+        evaluation = Evaluation.objects.create(
+            run=run,
+            hardware=hardware or run.hardware,
+            trigger=trigger,
+            triggered_by=triggered_by,
+            lease_expires_at=_requeue_deadline(),
+        )
+        refresh_run_status(run_id=run.pk)
+        transaction.on_commit(lambda: send_evaluation(evaluation))
+    logger.info("evaluation %s of run %s queued (%s)", evaluation.pk, run.uuid, trigger)
+    return evaluation
+
+
+def enqueue_evaluation(*, run: Run) -> Evaluation | None:
+    """Queue the first grading of a freshly received run; a run already queued keeps its own."""
+    if run.evaluations.exists():
+        return None
+    return create_evaluation(run=run)
+
+
+def reevaluate(*, runs, hardware: HardwareTarget | None = None, user=None) -> list[Evaluation]:
+    """Queue a new grading of each run; earlier evaluations stay as history."""
+    return [
+        create_evaluation(
+            run=run, hardware=hardware, trigger=Evaluation.Trigger.REEVALUATE, triggered_by=user
+        )
+        for run in runs
+    ]
+
+
+def send_evaluation(evaluation: Evaluation) -> None:
+    from submissions.tasks import evaluate
+
+    evaluate.apply_async(
+        kwargs={"evaluation_id": evaluation.pk}, queue=evaluation.hardware.queue_name
+    )
+
+
+def claim(*, evaluation_id: int) -> Claim | None:
+    """Take a queued evaluation for this worker; None when another delivery already has it."""
+    now = timezone.now()
+    claimed = Evaluation.objects.filter(pk=evaluation_id, status=Status.QUEUED).update(
+        status=Status.RUNNING,
+        attempts=F("attempts") + 1,
+        started_at=now,
+        heartbeat_at=now,
+        lease_expires_at=now + timedelta(seconds=settings.ARENA_EVAL_LEASE_S),
+        worker_host=socket.gethostname(),
+    )
+    if not claimed:
+        return None
+    attempt = Evaluation.objects.values_list("attempts", flat=True).get(pk=evaluation_id)
+    _refresh_for(evaluation_id)
+    return Claim(evaluation_id, attempt)
+
+
+def heartbeat(claim: Claim) -> bool:
+    """Extend the lease; False when the claim is no longer ours (the sweeper took it back)."""
+    now = timezone.now()
+    return bool(
+        _owned(claim).update(
+            heartbeat_at=now, lease_expires_at=now + timedelta(seconds=settings.ARENA_EVAL_LEASE_S)
+        )
+    )
+
+
+def run_evaluation(*, evaluation_id: int) -> None:
+    """Claim, grade and record one evaluation; the whole life of one delivered message."""
+    current = claim(evaluation_id=evaluation_id)
+    if current is None:
+        logger.info("evaluation %s: nothing to claim (duplicate or finished)", evaluation_id)
+        return
+    evaluation = Evaluation.objects.select_related("run__problem", "run__solution", "hardware")
+    try:
+        result = grading.grade(
+            evaluation=evaluation.get(pk=evaluation_id), on_tick=lambda: heartbeat(current)
+        )
+    except grading.LeaseLost:
+        logger.warning("evaluation %s: lease lost during attempt %s", *_ids(current))
+        return
+    except grading.EngineFailure as exc:
+        release_after_failure(current, reason=str(exc))
+        return
+    record_result(current, result)
+
+
+def record_result(claim: Claim, result: EvaluationResult) -> bool:
+    """Store the engine's result once; False when this attempt no longer owns the evaluation."""
+    with transaction.atomic():
+        written = _owned(claim).update(
+            status=Status.DONE,
+            verdict=result.verdict,
+            reason=result.reason[:10_000],
+            score=result.score,
+            hidden_score=result.hidden_score,
+            correct_visible=result.correct_visible,
+            correct_hidden=result.correct_hidden,
+            result=result.to_dict(),
+            environment=result.environment,
+            engine_version=result.engine_version,
+            finished_at=timezone.now(),
+            lease_expires_at=None,
+        )
+        if not written:
+            logger.warning("evaluation %s: attempt %s finished too late", *_ids(claim))
+            return False
+        _replace_shapes(claim.evaluation_id, result)
+        _refresh_for(claim.evaluation_id)
+    logger.info("evaluation %s graded: %s", claim.evaluation_id, result.verdict)
+    return True
+
+
+def release_after_failure(claim: Claim, *, reason: str) -> None:
+    """Queue the evaluation again after an infrastructure failure, or give up after N attempts."""
+    with transaction.atomic():
+        evaluation = _owned(claim).select_for_update().first()
+        if evaluation is None:
+            return
+        if evaluation.attempts >= settings.ARENA_EVAL_MAX_ATTEMPTS:
+            _fail(evaluation, reason=reason)
+        else:
+            _requeue(evaluation)
+    logger.warning("evaluation %s attempt %s failed: %s", *_ids(claim), reason[:500])
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    requeued: int = 0
+    resent: int = 0
+    failed: int = 0
+
+
+def sweep(*, now=None) -> SweepReport:
+    """Take back runs whose worker vanished and resend messages the broker may have lost."""
+    now = now or timezone.now()
+    running = Evaluation.objects.filter(status=Status.RUNNING, lease_expires_at__lt=now)
+    queued = Evaluation.objects.filter(status=Status.QUEUED).exclude(lease_expires_at__gte=now)
+    lost = list(queued.values_list("pk", flat=True))
+    outcomes = [_take_back(pk, now=now) for pk in running.values_list("pk", flat=True)]
+    report = SweepReport(
+        requeued=outcomes.count("requeued"),
+        resent=sum(_resend(pk, now=now) for pk in lost),
+        failed=outcomes.count("failed"),
+    )
+    if report != SweepReport():
+        logger.warning("sweeper: %s", report)
+    return report
+
+
+def _take_back(pk: int, *, now) -> str:
+    with transaction.atomic():
+        evaluation = (
+            Evaluation.objects.select_for_update()
+            .filter(pk=pk, status=Status.RUNNING, lease_expires_at__lt=now)
+            .first()
+        )
+        if evaluation is None:
+            return "skipped"
+        reason = f"worker {evaluation.worker_host or '?'} stopped heartbeating"
+        if evaluation.attempts >= settings.ARENA_EVAL_MAX_ATTEMPTS:
+            _fail(evaluation, reason=reason)
+            return "failed"
+        logger.warning("evaluation %s: %s; queued again", pk, reason)
+        _requeue(evaluation, now=now)
+        return "requeued"
+
+
+def _resend(pk: int, *, now) -> bool:
+    sent = Evaluation.objects.filter(pk=pk, status=Status.QUEUED).exclude(lease_expires_at__gte=now)
+    if not sent.update(lease_expires_at=_requeue_deadline(now)):
+        return False
+    evaluation = Evaluation.objects.select_related("hardware").get(pk=pk)
+    transaction.on_commit(lambda: send_evaluation(evaluation))
+    return True
+
+
+def _requeue(evaluation: Evaluation, *, now=None) -> None:
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        status=Status.QUEUED, lease_expires_at=_requeue_deadline(now), heartbeat_at=None
+    )
+    _refresh_for(evaluation.pk)
+    transaction.on_commit(lambda: send_evaluation(evaluation))
+
+
+def _fail(evaluation: Evaluation, *, reason: str) -> None:
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        status=Status.ERROR,
+        verdict=Verdict.INFRA_ERROR,
+        lease_expires_at=None,
+        reason=f"gave up after {evaluation.attempts} attempts; last: {reason}"[:10_000],
+        finished_at=timezone.now(),
+    )
+    _refresh_for(evaluation.pk)
+    logger.error("evaluation %s failed as infra_error: %s", evaluation.pk, reason[:500])
+
+
+def _replace_shapes(evaluation_id: int, result: EvaluationResult) -> None:
+    ShapeResult.objects.filter(evaluation_id=evaluation_id).delete()
+    ShapeResult.objects.bulk_create(
+        ShapeResult(
+            evaluation_id=evaluation_id,
+            set=shape.set,
+            index=shape.index,
+            params=shape.params,
+            correct=shape.correct,
+            median_us=shape.time.median_us if shape.time else None,
+            tflops=shape.tflops,
+            gbps=shape.gbps,
+            peak_fraction=shape.peak_fraction,
+            speedup_eager=shape.speedup_eager,
+            speedup_compile=shape.speedup_compile,
+            max_abs_err=shape.max_abs_err,
+            max_rel_err=shape.max_rel_err,
+            error=shape.error or "",
+        )
+        for shape in result.shapes
+    )
+
+
+def refresh_run_status(*, run_id: int) -> None:
+    """A run shows the state of its evaluations: any running, any queued, else the latest."""
+    statuses = list(
+        Evaluation.objects.filter(run_id=run_id)
+        .order_by("-created_at", "-pk")
+        .values_list("status", flat=True)
+    )
+    Run.objects.filter(pk=run_id).update(status=_run_status(statuses))
+
+
+def _run_status(statuses: list[str]) -> str:
+    if Status.RUNNING in statuses:
+        return Run.Status.EVALUATING
+    if Status.QUEUED in statuses:
+        return Run.Status.QUEUED
+    if not statuses:
+        return Run.Status.RECEIVED
+    return Run.Status.EVALUATED if statuses[0] == Status.DONE else Run.Status.FAILED
+
+
+def _refresh_for(evaluation_id: int) -> None:
+    run_id = Evaluation.objects.values_list("run_id", flat=True).get(pk=evaluation_id)
+    refresh_run_status(run_id=run_id)
+
+
+def _owned(claim: Claim):
+    return Evaluation.objects.filter(
+        pk=claim.evaluation_id, status=Status.RUNNING, attempts=claim.attempt
+    )
+
+
+def _ids(claim: Claim) -> tuple[int, int]:
+    return claim.evaluation_id, claim.attempt
+
+
+def _requeue_deadline(now=None):
+    return (now or timezone.now()) + timedelta(seconds=settings.ARENA_EVAL_REQUEUE_AFTER_S)

@@ -1,0 +1,165 @@
+"""Runs the engine (``python -m runners evaluate``) out of process for one evaluation.
+
+A failing candidate is a result like any other; only the engine's own failure (it crashed, was
+killed, or wrote no JSON) raises EngineFailure, which the caller may retry.
+"""
+
+import ctypes
+import json
+import logging
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from runners.schema import EvaluationResult
+from submissions.models import BaselineTiming, Evaluation
+
+logger = logging.getLogger(__name__)
+
+_PR_SET_PDEATHSIG = 1
+_STDERR_TAIL = 2000
+
+
+class EngineFailure(Exception):
+    """The engine produced no result: an infrastructure failure, not the candidate's."""
+
+
+class LeaseLost(Exception):
+    """The evaluation's claim lapsed while the engine ran; another attempt owns it now."""
+
+
+def grade(*, evaluation: Evaluation, on_tick: Callable[[], bool]) -> EvaluationResult:
+    """Grade the evaluation's solution on its hardware; store baselines measured on the way."""
+    run = evaluation.run
+    result = run_engine(
+        problem=run.problem.slug,
+        solution=run.solution.code if run.solution else None,
+        device=evaluation.hardware.device,
+        baselines=cached_baselines(
+            problem_version=run.problem.version, gpu_model=evaluation.hardware.gpu_model
+        ),
+        on_tick=on_tick,
+    )
+    store_baselines(result)
+    return result
+
+
+def run_engine(
+    *, problem: str, solution: str | None, device: str, baselines: dict, on_tick: Callable[[], bool]
+) -> EvaluationResult:
+    with tempfile.TemporaryDirectory(prefix="arena-eval-") as tmp:
+        workdir = Path(tmp)
+        if solution is not None:  # the engine reports a missing one as missing_solution
+            (workdir / "solution.py").write_text(solution, encoding="utf-8")
+        (workdir / "baselines.json").write_text(json.dumps(baselines), encoding="utf-8")
+        out = workdir / "result.json"
+        command = [
+            *settings.ARENA_ENGINE_COMMAND,
+            "evaluate",
+            "--problem",
+            problem,
+            "--solution",
+            str(workdir / "solution.py"),
+            "--device",
+            device,
+            "--json",
+            str(out),
+            "--baselines",
+            str(workdir / "baselines.json"),
+        ]
+        returncode, stderr = _supervise(command, cwd=workdir, on_tick=on_tick)
+        if returncode != 0 or not out.exists():
+            raise EngineFailure(f"engine exited with status {returncode}: {stderr[-_STDERR_TAIL:]}")
+        try:
+            return EvaluationResult.from_dict(json.loads(out.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EngineFailure(f"engine wrote an unreadable result: {exc}") from exc
+
+
+def _supervise(command: list[str], *, cwd: Path, on_tick: Callable[[], bool]) -> tuple[int, str]:
+    """Run the engine to completion, ticking every heartbeat; kill it on timeout or lost lease."""
+    deadline = time.monotonic() + settings.ARENA_EVAL_TIMEOUT_S
+    with tempfile.TemporaryFile() as stderr:
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        try:
+            _wait(proc, deadline=deadline, on_tick=on_tick)
+        finally:
+            _kill_tree(proc)
+        stderr.seek(0)
+        return proc.returncode, stderr.read().decode("utf-8", "replace")
+
+
+def _wait(proc: subprocess.Popen, *, deadline: float, on_tick: Callable[[], bool]) -> None:
+    while True:
+        try:
+            proc.wait(timeout=min(settings.ARENA_EVAL_HEARTBEAT_S, deadline - time.monotonic()))
+            return
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise EngineFailure(
+                    f"engine ran past {settings.ARENA_EVAL_TIMEOUT_S}s and was killed"
+                ) from None
+            if not on_tick():
+                raise LeaseLost("the evaluation's lease lapsed while the engine ran") from None
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _die_with_parent() -> None:
+    # A SIGKILLed worker must not leave its engine holding the GPU.
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def cached_baselines(*, problem_version: str, gpu_model: str) -> dict[str, dict]:
+    """Reference timings for this problem version on this GPU model, keyed by baseline_key."""
+    rows = BaselineTiming.objects.filter(problem_version=problem_version, gpu_model=gpu_model)
+    return {_key(row): {"eager": row.eager, "compile": row.compile} for row in rows}
+
+
+def _key(row: BaselineTiming) -> str:
+    return f"{row.problem_version}:{row.shape_key}:{row.gpu_model}:{row.torch_version}"
+
+
+@transaction.atomic
+def store_baselines(result: EvaluationResult) -> int:
+    """Keep the reference timings this run measured, so the next grading can skip them."""
+    stored = 0
+    for shape in result.shapes:
+        if shape.baseline_cached or shape.baseline_eager is None or not shape.baseline_key:
+            continue
+        problem_version, rest = shape.baseline_key.split(":", 1)
+        shape_key, gpu_model, torch_version = rest.rsplit(":", 2)
+        BaselineTiming.objects.update_or_create(
+            problem_version=problem_version,
+            shape_key=shape_key,
+            gpu_model=gpu_model,
+            torch_version=torch_version,
+            defaults={
+                "eager": _as_dict(shape.baseline_eager),
+                "compile": _as_dict(shape.baseline_compile),
+            },
+        )
+        stored += 1
+    return stored
+
+
+def _as_dict(stats) -> dict | None:
+    return None if stats is None else stats.to_dict()

@@ -1,0 +1,145 @@
+"""Gradings of runs, their per-shape results, and cached reference timings."""
+
+from django.conf import settings
+from django.db import models
+
+from submissions.models.registry import HardwareTarget
+from submissions.models.runs import Run
+
+
+class Evaluation(models.Model):
+    """One grading of a run on one hardware target; ``result`` is an ``EvaluationResult`` dict."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        ERROR = "error", "Error"
+
+    class Verdict(models.TextChoices):
+        # runners.schema.Verdict, the failure taxonomy of docs/architecture.md
+        OK = "ok", "OK"
+        MISSING_SOLUTION = "missing_solution", "Missing solution"
+        SYNTAX_ERROR = "syntax_error", "Syntax error"
+        FORBIDDEN = "forbidden", "Forbidden"
+        BUILD_ERROR = "build_error", "Build error"
+        RUNTIME_ERROR = "runtime_error", "Runtime error"
+        INCORRECT = "incorrect", "Incorrect"
+        INCORRECT_HIDDEN = "incorrect_hidden", "Incorrect on held-out shapes"
+        TIMEOUT = "timeout", "Timeout"
+        RESOURCE_LIMIT = "resource_limit", "Resource limit"
+        CRASHED = "crashed", "Crashed"
+        TIMING_REJECTED = "timing_rejected", "Timing rejected"
+        INFRA_ERROR = "infra_error", "Infrastructure error"
+
+    class Trigger(models.TextChoices):
+        UPLOAD = "upload", "Upload"
+        REEVALUATE = "reevaluate", "Re-evaluation"
+        SWEEPER = "sweeper", "Sweeper"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
+    hardware = models.ForeignKey(
+        HardwareTarget, on_delete=models.PROTECT, related_name="evaluations"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    verdict = models.CharField(max_length=32, choices=Verdict.choices, blank=True)
+    reason = models.TextField(blank=True)
+    score = models.FloatField(null=True, blank=True)
+    hidden_score = models.FloatField(null=True, blank=True)
+    correct_visible = models.BooleanField(null=True, blank=True)
+    correct_hidden = models.BooleanField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    engine_version = models.CharField(max_length=64, blank=True)
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.UPLOAD)
+    triggered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    worker_host = models.CharField(max_length=255, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(status="done", verdict=""),
+                name="evaluation_done_has_verdict",
+            ),
+        ]
+        indexes = [
+            # sweeper: running evaluations whose lease expired, queued ones left behind
+            models.Index(fields=["status", "lease_expires_at"], name="evaluation_sweeper_idx"),
+            # run page and boards: latest done evaluation per run and hardware
+            models.Index(
+                fields=["run", "hardware", "status", "-finished_at"],
+                name="evaluation_latest_done_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"evaluation {self.pk} of run {self.run_id}"
+
+
+class ShapeResult(models.Model):
+    class Set(models.TextChoices):
+        VISIBLE = "visible", "Visible"
+        HIDDEN = "hidden", "Held-out"
+        SMOKE = "smoke", "Smoke"
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="shapes")
+    set = models.CharField(max_length=8, choices=Set.choices)
+    index = models.PositiveIntegerField()
+    params = models.JSONField(default=dict, blank=True)
+    correct = models.BooleanField(null=True, blank=True)
+    median_us = models.FloatField(null=True, blank=True)
+    tflops = models.FloatField(null=True, blank=True)
+    gbps = models.FloatField(null=True, blank=True)
+    peak_fraction = models.FloatField(null=True, blank=True)
+    speedup_eager = models.FloatField(null=True, blank=True)
+    speedup_compile = models.FloatField(null=True, blank=True)
+    max_abs_err = models.FloatField(null=True, blank=True)
+    max_rel_err = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["evaluation", "set", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "set", "index"], name="shape_result_unique_per_evaluation"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.set} #{self.index}"
+
+
+class BaselineTiming(models.Model):
+    """Reference (eager and torch.compile) timings cached per shape, GPU model and torch."""
+
+    problem_version = models.CharField(max_length=64)
+    shape_key = models.CharField(max_length=500)
+    gpu_model = models.CharField(max_length=100)
+    torch_version = models.CharField(max_length=64)
+    eager = models.JSONField(null=True, blank=True)
+    compile = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["problem_version", "shape_key", "gpu_model", "torch_version"],
+                name="baseline_timing_unique_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.problem_version[:12]} {self.shape_key} {self.gpu_model}"

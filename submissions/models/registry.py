@@ -1,0 +1,96 @@
+"""What runs are about: language models, harnesses, hardware targets and problems."""
+
+from django.db import models
+
+
+class LanguageModel(models.Model):
+    slug = models.SlugField(max_length=100, unique=True)
+    display_name = models.CharField(max_length=200)
+    provider = models.CharField(max_length=100, blank=True)
+    release_date = models.DateField(null=True, blank=True)
+    url = models.URLField(blank=True)
+
+    class Meta:
+        ordering = ["display_name"]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class Harness(models.Model):
+    class TranscriptFormat(models.TextChoices):
+        AUTO = "auto", "Detect from content"
+        CLAUDE_JSONL = "claude-jsonl", "Claude Code session JSONL"
+        CLAUDE_STREAM_JSON = "claude-stream-json", "Claude Code stream-json"
+        CODEX_EXEC_JSON = "codex-exec-json", "codex exec --json"
+        CODEX_ROLLOUT = "codex-rollout", "Codex rollout"
+        CURSOR = "cursor", "Cursor agent"
+        GEMINI = "gemini", "Gemini CLI"
+        KIMI = "kimi", "Kimi CLI"
+        OPENCODE = "opencode", "opencode"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=100, blank=True)
+    transcript_format = models.CharField(
+        max_length=32, choices=TranscriptFormat.choices, default=TranscriptFormat.AUTO
+    )
+
+    class Meta:
+        ordering = ["name", "version"]
+        verbose_name_plural = "harnesses"
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+
+class HardwareTarget(models.Model):
+    class Device(models.TextChoices):
+        CUDA = "cuda", "CUDA GPU"
+        CPU = "cpu", "CPU"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    queue_name = models.CharField(max_length=100, help_text="Celery queue, e.g. gpu.h100-sxm")
+    gpu_model = models.CharField(
+        max_length=100, blank=True, help_text="Key in the engine's hardware table (peak figures)"
+    )
+    device = models.CharField(max_length=8, choices=Device.choices, default=Device.CUDA)
+    is_ranked = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(device="cpu", is_ranked=True),
+                name="hardware_cpu_never_ranked",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Problem(models.Model):
+    """A mirror of the engine's problem deck, written only by ``manage.py sync_problems``."""
+
+    class Category(models.TextChoices):
+        PYTORCH_TO_KERNEL = "pytorch-to-kernel", "PyTorch to kernel"
+        TRITON_TO_TRITON = "triton-to-triton", "Triton to Triton"
+        CUDA_TO_CUDA = "cuda-to-cuda", "CUDA to CUDA"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=200)
+    category = models.CharField(max_length=32, choices=Category.choices)
+    regime = models.CharField(max_length=32, blank=True)
+    version = models.CharField(max_length=64, help_text="Content hash of the problem folder")
+    visible_count = models.PositiveIntegerField(default=0)
+    hidden_count = models.PositiveIntegerField(default=0)
+    is_active = models.BooleanField(default=True)
+    synced_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug

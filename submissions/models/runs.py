@@ -1,0 +1,146 @@
+"""Uploaded runs and the files they carry."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from submissions.models.registry import HardwareTarget, Harness, LanguageModel, Problem
+
+
+def solution_path(instance: "Solution", filename: str) -> str:
+    return f"solutions/{instance.sha256[:2]}/{instance.sha256}.py"
+
+
+def transcript_path(instance: "TranscriptFile", filename: str) -> str:
+    # Generated names only: the uploaded relative name lives in the ``name`` column.
+    return f"runs/{instance.run.uuid}/transcripts/{instance.sha256[:16]}-{uuid.uuid4().hex[:8]}"
+
+
+def normalized_transcript_path(instance: "Run", filename: str) -> str:
+    return f"runs/{instance.uuid}/normalized.json.gz"
+
+
+class Solution(models.Model):
+    """A solution file, stored once per distinct content."""
+
+    sha256 = models.CharField(max_length=64)
+    file = models.FileField(upload_to=solution_path, max_length=200)
+    size = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sha256"], name="solution_unique_sha256")]
+
+    def __str__(self) -> str:
+        return self.sha256[:12]
+
+    @property
+    def code(self) -> str:
+        with self.file.open("rb") as handle:
+            return handle.read().decode("utf-8", errors="replace")
+
+
+class RunQuerySet(models.QuerySet):
+    def published(self) -> "RunQuerySet":
+        return self.filter(published=True)
+
+    def visible_to(self, user) -> "RunQuerySet":
+        if user.is_staff:
+            return self
+        if user.is_authenticated:
+            return self.filter(models.Q(published=True) | models.Q(submitter=user))
+        return self.published()
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        RECEIVED = "received", "Received"
+        QUEUED = "queued", "Queued"
+        EVALUATING = "evaluating", "Evaluating"
+        EVALUATED = "evaluated", "Evaluated"
+        FAILED = "failed", "Failed"
+
+    class TranscriptStatus(models.TextChoices):
+        PENDING = "pending", "Pending"
+        PARSED = "parsed", "Parsed"
+        FAILED = "failed", "Failed"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="runs")
+    problem_version = models.CharField(max_length=64)
+    language_model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="runs")
+    harness = models.ForeignKey(Harness, on_delete=models.PROTECT, related_name="runs")
+    hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="runs")
+    effort = models.CharField(max_length=50, blank=True)
+    submitter = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="runs",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    solution = models.ForeignKey(
+        Solution, on_delete=models.PROTECT, null=True, blank=True, related_name="runs"
+    )
+    content_key = models.CharField(max_length=64, editable=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
+    published = models.BooleanField(default=False)
+
+    metadata = models.JSONField(default=dict, blank=True)
+    wall_time_s = models.FloatField(null=True, blank=True)
+    turns = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens = models.BigIntegerField(null=True, blank=True)
+    output_tokens = models.BigIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    cli_version = models.CharField(max_length=100, blank=True)
+    prompt_hash = models.CharField(max_length=128, blank=True)
+
+    transcript_status = models.CharField(
+        max_length=16, choices=TranscriptStatus.choices, default=TranscriptStatus.PENDING
+    )
+    transcript_error = models.TextField(blank=True)
+    normalized_transcript = models.FileField(
+        upload_to=normalized_transcript_path, max_length=200, blank=True
+    )
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["content_key"], name="run_unique_content_key"),
+        ]
+        indexes = [
+            # home page: recent published runs
+            models.Index(fields=["published", "-created_at"], name="run_published_recent_idx"),
+            # boards: published runs of one problem on one hardware target
+            models.Index(fields=["problem", "hardware", "published"], name="run_board_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.uuid}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("submissions:run-detail", kwargs={"run_id": self.uuid})
+
+
+class TranscriptFile(models.Model):
+    """One transcript file, stored byte for byte; ``name`` is its path inside the run folder."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="transcript_files")
+    name = models.CharField(max_length=255)
+    file = models.FileField(upload_to=transcript_path, max_length=200)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "name"], name="transcript_unique_name_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,156 @@
+"""Writes to the registry: the problem deck mirrored from the engine, and example entries."""
+
+import datetime
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from runners.schema import ProblemInfo
+from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
+
+ENGINE_TIMEOUT_S = 120
+
+
+class EngineError(Exception):
+    """``python -m runners`` failed or printed something that is not the documented JSON."""
+
+
+@dataclass
+class SyncReport:
+    created: list[str]
+    updated: list[str]
+    deactivated: list[str]
+
+
+def engine_problems() -> list[ProblemInfo]:
+    """The engine's problem deck, read without importing the engine (which imports torch)."""
+    command = [sys.executable, "-m", "runners", "problems", "--json"]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=ENGINE_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"{' '.join(command)} took longer than {ENGINE_TIMEOUT_S}s") from None
+    if done.returncode != 0:
+        raise EngineError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}")
+    return parse_problem_list(done.stdout)
+
+
+def parse_problem_list(text: str) -> list[ProblemInfo]:
+    try:
+        items = json.loads(text)
+        if not isinstance(items, list):
+            raise TypeError("expected a JSON list")
+        return [ProblemInfo.from_dict(item) for item in items]
+    except (ValueError, TypeError, AttributeError) as error:
+        raise EngineError(f"unexpected problem list from the engine: {error}") from None
+
+
+@transaction.atomic
+def sync_problems(*, infos: list[ProblemInfo]) -> SyncReport:
+    """Mirrors the deck: creates and updates problems; deactivates those the deck no longer has."""
+    now = timezone.now()
+    report = SyncReport(created=[], updated=[], deactivated=[])
+    for info in infos:
+        _, created = Problem.objects.update_or_create(
+            slug=info.slug, defaults=_problem_fields(info, now)
+        )
+        (report.created if created else report.updated).append(info.slug)
+    gone = Problem.objects.filter(is_active=True).exclude(slug__in=[i.slug for i in infos])
+    report.deactivated = sorted(gone.values_list("slug", flat=True))
+    gone.update(is_active=False, synced_at=now)
+    return report
+
+
+def _problem_fields(info: ProblemInfo, now: datetime.datetime) -> dict:
+    return {
+        "title": info.title,
+        "category": info.category,
+        "regime": info.regime,
+        "version": info.version,
+        "visible_count": info.visible_count,
+        "hidden_count": info.hidden_count,
+        "is_active": True,
+        "synced_at": now,
+    }
+
+
+EXAMPLE_MODELS = [
+    ("claude-opus-4-1", "Claude Opus 4.1", "Anthropic", "https://www.anthropic.com/claude"),
+    ("claude-sonnet-4-5", "Claude Sonnet 4.5", "Anthropic", "https://www.anthropic.com/claude"),
+    ("gpt-5", "GPT-5", "OpenAI", "https://openai.com/gpt-5"),
+    ("gpt-5-codex", "GPT-5-Codex", "OpenAI", "https://openai.com/codex"),
+    ("gemini-2-5-pro", "Gemini 2.5 Pro", "Google", "https://deepmind.google/models/gemini/"),
+    ("kimi-k2", "Kimi K2", "Moonshot AI", "https://moonshotai.github.io/Kimi-K2/"),
+]
+EXAMPLE_HARNESSES = [
+    ("claude-code", "Claude Code", Harness.TranscriptFormat.CLAUDE_JSONL),
+    (
+        "claude-code-print",
+        "Claude Code (-p stream-json)",
+        Harness.TranscriptFormat.CLAUDE_STREAM_JSON,
+    ),
+    ("codex-cli", "Codex CLI", Harness.TranscriptFormat.CODEX_EXEC_JSON),
+    ("cursor-agent", "Cursor Agent", Harness.TranscriptFormat.CURSOR),
+    ("gemini-cli", "Gemini CLI", Harness.TranscriptFormat.GEMINI),
+    ("kimi-cli", "Kimi CLI", Harness.TranscriptFormat.KIMI),
+    ("opencode", "opencode", Harness.TranscriptFormat.OPENCODE),
+]
+# (slug, name, gpu_model key in runners.hardware, ranked)
+EXAMPLE_HARDWARE = [
+    ("h100-sxm", "NVIDIA H100 SXM", "h100-sxm", True),
+    ("h200", "NVIDIA H200 SXM", "h200", True),
+]
+
+
+@transaction.atomic
+def seed_registry() -> dict[str, int]:
+    """Registers example models, harnesses and GPU targets; safe to run again."""
+    for slug, name, provider, url in EXAMPLE_MODELS:
+        LanguageModel.objects.update_or_create(
+            slug=slug, defaults={"display_name": name, "provider": provider, "url": url}
+        )
+    for slug, name, transcript_format in EXAMPLE_HARNESSES:
+        Harness.objects.update_or_create(
+            slug=slug, defaults={"name": name, "transcript_format": transcript_format}
+        )
+    for slug, name, gpu_model, ranked in EXAMPLE_HARDWARE:
+        HardwareTarget.objects.update_or_create(
+            slug=slug,
+            defaults={
+                "name": name,
+                "queue_name": f"gpu.{slug}",
+                "gpu_model": gpu_model,
+                "device": HardwareTarget.Device.CUDA,
+                "is_ranked": ranked,
+            },
+        )
+    ensure_cpu_target()
+    return {
+        "models": len(EXAMPLE_MODELS),
+        "harnesses": len(EXAMPLE_HARNESSES),
+        "hardware": len(EXAMPLE_HARDWARE) + 1,
+    }
+
+
+def ensure_cpu_target() -> HardwareTarget:
+    target, _ = HardwareTarget.objects.get_or_create(
+        slug="cpu",
+        defaults={
+            "name": "CPU (smoke shapes)",
+            "queue_name": "cpu",
+            "device": HardwareTarget.Device.CPU,
+            "is_ranked": False,
+        },
+    )
+    return target

@@ -1,0 +1,143 @@
+"""Reads that feed pages and the API.
+
+Hidden shapes are redacted here, in one place: public readers get "held-out case k" with the
+outcome and timings, never the parameters.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from django.shortcuts import get_object_or_404
+
+from runners.schema import EvaluationResult, GateResult
+from submissions.models import Evaluation, Run, ShapeResult
+
+HIDDEN_GATE_NAMES = ("correct_hidden",)
+
+
+def recent_published_runs(*, limit: int = 50) -> QuerySet[Run]:
+    related = ("problem", "language_model", "harness", "hardware")
+    return Run.objects.published().select_related(*related).order_by("-created_at")[:limit]
+
+
+def run_detail_queryset() -> QuerySet[Run]:
+    evaluations = Evaluation.objects.select_related("hardware").order_by("-created_at")
+    return Run.objects.select_related(
+        "problem", "language_model", "harness", "hardware", "solution", "submitter"
+    ).prefetch_related(
+        "transcript_files",
+        Prefetch("evaluations", queryset=evaluations),
+        "evaluations__shapes",
+    )
+
+
+def run_for_viewer(*, run_id, user) -> Run:
+    """The run with its files and evaluations; 404 for runs the user may not see."""
+    return get_object_or_404(run_detail_queryset().visible_to(user), uuid=run_id)
+
+
+def latest_evaluation(run: Run) -> Evaluation | None:
+    evaluations = list(run.evaluations.all())  # prefetched, newest first
+    return evaluations[0] if evaluations else None
+
+
+@dataclass
+class PublicShape:
+    label: str
+    set: str
+    params: dict[str, Any] | None
+    correct: bool | None
+    median_us: float | None
+    tflops: float | None
+    gbps: float | None
+    peak_fraction: float | None
+    speedup_eager: float | None
+    speedup_compile: float | None
+    max_abs_err: float | None
+    max_rel_err: float | None
+    error: str = ""
+
+
+@dataclass
+class PublicGate:
+    name: str
+    status: str
+    verdict: str | None
+    reason: str
+    duration_s: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+SET_ORDER = {ShapeResult.Set.VISIBLE: 0, ShapeResult.Set.SMOKE: 1, ShapeResult.Set.HIDDEN: 2}
+
+
+def public_shapes(evaluation: Evaluation) -> list[PublicShape]:
+    shapes = sorted(evaluation.shapes.all(), key=lambda s: (SET_ORDER.get(s.set, 3), s.index))
+    return [_public_shape(shape) for shape in shapes]
+
+
+def _public_shape(shape: ShapeResult) -> PublicShape:
+    hidden = shape.set == ShapeResult.Set.HIDDEN
+    label = f"held-out case {shape.index + 1}" if hidden else f"{shape.set} {shape.index + 1}"
+    return PublicShape(
+        label=label,
+        set=shape.set,
+        params=None if hidden else shape.params,
+        correct=shape.correct,
+        median_us=shape.median_us,
+        tflops=shape.tflops,
+        gbps=shape.gbps,
+        peak_fraction=shape.peak_fraction,
+        speedup_eager=shape.speedup_eager,
+        speedup_compile=shape.speedup_compile,
+        max_abs_err=shape.max_abs_err,
+        max_rel_err=shape.max_rel_err,
+        error="" if hidden else shape.error,
+    )
+
+
+def public_gates(evaluation: Evaluation) -> list[PublicGate]:
+    """The gates of the stored result, with anything that could reveal a hidden shape removed."""
+    if not evaluation.result:
+        return []
+    result = EvaluationResult.from_dict(evaluation.result)
+    hidden = [s.params for s in result.shapes if s.set == ShapeResult.Set.HIDDEN]
+    return [_public_gate(gate, hidden) for gate in result.gates]
+
+
+def _public_gate(gate: GateResult, hidden_params: list[dict]) -> PublicGate:
+    details = {} if gate.name in HIDDEN_GATE_NAMES else _scrub(gate.details, hidden_params)
+    return PublicGate(
+        name=gate.name,
+        status=gate.status,
+        verdict=gate.verdict,
+        reason=gate.reason,
+        duration_s=gate.duration_s,
+        details=details,
+    )
+
+
+def _scrub(value: Any, hidden_params: list[dict]) -> Any:
+    if isinstance(value, dict):
+        if value in hidden_params:
+            return f"held-out case {hidden_params.index(value) + 1}"
+        return {k: _scrub(v, hidden_params) for k, v in value.items() if k != "hidden"}
+    if isinstance(value, list):
+        return [_scrub(item, hidden_params) for item in value]
+    return value
+
+
+@dataclass
+class EvaluationReport:
+    evaluation: Evaluation
+    gates: list[PublicGate]
+    shapes: list[PublicShape]
+
+
+def evaluation_reports(run: Run) -> list[EvaluationReport]:
+    """Each evaluation of the run, newest first, as the public may see it."""
+    return [
+        EvaluationReport(evaluation, public_gates(evaluation), public_shapes(evaluation))
+        for evaluation in run.evaluations.all()
+    ]

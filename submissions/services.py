@@ -1,0 +1,153 @@
+"""Writes: accepting uploaded runs."""
+
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+
+from submissions.evaluations import enqueue_evaluation
+from submissions.models import (
+    HardwareTarget,
+    Harness,
+    LanguageModel,
+    Problem,
+    Run,
+    Solution,
+    TranscriptFile,
+)
+from submissions.uploads import (
+    IncomingFile,
+    RunFiles,
+    check_run_files,
+    metadata_columns,
+    safe_relative_name,
+    sha256_of,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def create_run(
+    *,
+    submitter,
+    problem: Problem,
+    language_model: LanguageModel,
+    harness: Harness,
+    hardware: HardwareTarget,
+    files: RunFiles,
+    effort: str = "",
+) -> tuple[Run, bool]:
+    """Stores an uploaded run; returns ``(run, created)``.
+
+    An upload identical to an earlier one (same files, problem, model, harness and hardware)
+    returns the earlier run. A missing or unparseable solution is accepted: grading reports it.
+    On any failure nothing is left behind, neither rows nor files.
+    """
+    check_run_files(files)
+    digests = _Digests.of(files)
+    key = content_key(
+        digests, problem=problem, model=language_model, harness=harness, hardware=hardware
+    )
+    if existing := Run.objects.filter(content_key=key).first():
+        return existing, False
+    fields = dict(
+        submitter=submitter,
+        problem=problem,
+        problem_version=problem.version,
+        language_model=language_model,
+        harness=harness,
+        hardware=hardware,
+        effort=effort,
+        content_key=key,
+        metadata=files.metadata,
+        **metadata_columns(files.metadata),
+    )
+    try:
+        return _store_run(fields, files, digests), True
+    except IntegrityError:
+        # A concurrent upload of the same run (or solution) won the race.
+        if existing := Run.objects.filter(content_key=key).first():
+            return existing, False
+        return _store_run(fields, files, digests), True
+
+
+class _Digests:
+    def __init__(self, solution: str, transcripts: list[tuple[str, str]]) -> None:
+        self.solution = solution
+        self.transcripts = transcripts  # (normalized name, sha256) in upload order
+
+    @classmethod
+    def of(cls, files: RunFiles) -> "_Digests":
+        solution = sha256_of(files.solution.file) if files.solution else ""
+        names = [safe_relative_name(t.name) for t in files.transcripts]
+        return cls(
+            solution,
+            [(n, sha256_of(t.file)) for n, t in zip(names, files.transcripts, strict=True)],
+        )
+
+
+def content_key(digests: _Digests, *, problem, model, harness, hardware) -> str:
+    identity = {
+        "solution": digests.solution,
+        "transcripts": sorted(digests.transcripts),
+        "problem": problem.slug,
+        "model": model.slug,
+        "harness": harness.slug,
+        "hardware": hardware.slug,
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
+    with _removed_on_error() as written, transaction.atomic():
+        solution = None
+        if files.solution is not None:
+            solution = _store_solution(files.solution, digests.solution, written)
+        run = Run.objects.create(solution=solution, **fields)
+        for upload, (name, sha256) in zip(files.transcripts, digests.transcripts, strict=True):
+            _store_transcript(run, upload, name=name, sha256=sha256, written=written)
+    logger.info("run %s received (%s transcript files)", run.uuid, len(files.transcripts))
+    # Grading starts once the run is committed (submissions.evaluations, issue 5).
+    transaction.on_commit(lambda: enqueue_evaluation(run=run))
+    return run
+
+
+def _store_solution(upload: IncomingFile, sha256: str, written: list[str]) -> Solution:
+    if existing := Solution.objects.filter(sha256=sha256).first():
+        return existing
+    solution = Solution(sha256=sha256, size=upload.size)
+    solution.file.save("solution.py", upload.file, save=False)
+    written.append(solution.file.name)
+    solution.save()
+    return solution
+
+
+def _store_transcript(
+    run: Run, upload: IncomingFile, *, name: str, sha256: str, written: list[str]
+) -> TranscriptFile:
+    transcript = TranscriptFile(run=run, name=name, sha256=sha256, size=upload.size)
+    transcript.file.save(name.rsplit("/", 1)[-1], upload.file, save=False)
+    written.append(transcript.file.name)
+    transcript.save()
+    return transcript
+
+
+@contextlib.contextmanager
+def _removed_on_error() -> Iterator[list[str]]:
+    """Yields a list to record stored file names in; deletes those files if the block fails."""
+    written: list[str] = []
+    try:
+        yield written
+    except BaseException:
+        for name in written:
+            default_storage.delete(name)
+        raise
+
+
+def set_published(*, runs, published: bool) -> int:
+    """Publishes or withdraws runs (a maintainer's review); returns how many changed."""
+    return runs.exclude(published=published).update(published=published)

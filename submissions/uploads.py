@@ -1,0 +1,190 @@
+"""Checks on the files of one uploaded run, whether they came loose or in a bundle."""
+
+import hashlib
+import json
+import math
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+
+MAX_NAME_LENGTH = 255
+MAX_JSON_DEPTH = 64
+_DRIVE_LETTER = re.compile(r"^[A-Za-z]:")
+
+
+class IntakeError(Exception):
+    """An upload the platform refuses; the message is shown to the uploader."""
+
+    status_code = 400
+
+
+class UploadTooLarge(IntakeError):
+    status_code = 413
+
+
+@dataclass
+class IncomingFile:
+    name: str  # path inside the run folder, e.g. "subagents/agent-1.jsonl"
+    file: File
+
+    @property
+    def size(self) -> int:
+        return self.file.size
+
+
+@dataclass
+class RunFiles:
+    solution: IncomingFile | None
+    transcripts: list[IncomingFile]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def safe_relative_name(name: str) -> str:
+    """The normalized form of a run-folder path, or IntakeError for one that could escape it."""
+    if not name or "\x00" in name or "\\" in name or len(name) > MAX_NAME_LENGTH:
+        raise IntakeError(f"Unacceptable file name {name[:80]!r}.")
+    if name.startswith("/") or _DRIVE_LETTER.match(name):
+        raise IntakeError(f"Absolute path {name[:80]!r} is not allowed.")
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise IntakeError(f"Path {name[:80]!r} leaves the run folder ('..').")
+    if not parts:
+        raise IntakeError(f"Unacceptable file name {name[:80]!r}.")
+    return posixpath.join(*parts)
+
+
+def check_run_files(files: RunFiles) -> None:
+    if files.solution is not None:
+        check_solution(files.solution)
+    check_transcripts(files.transcripts)
+
+
+def check_solution(solution: IncomingFile) -> None:
+    limit = settings.ARENA_MAX_SOLUTION_BYTES
+    if solution.size > limit:
+        raise UploadTooLarge(f"The solution is {solution.size} bytes; the limit is {limit}.")
+    data = read_all(solution.file)
+    if b"\x00" in data:
+        raise IntakeError("The solution is a binary file; send Python source text.")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise IntakeError("The solution is not UTF-8 text.") from None
+
+
+def check_transcripts(transcripts: list[IncomingFile]) -> None:
+    if not transcripts:
+        raise IntakeError("No transcript: send at least one transcript file.")
+    if len(transcripts) > settings.ARENA_MAX_TRANSCRIPT_FILES:
+        limit = settings.ARENA_MAX_TRANSCRIPT_FILES
+        raise IntakeError(f"{len(transcripts)} transcript files; the limit is {limit}.")
+    names = [safe_relative_name(t.name) for t in transcripts]
+    if len(set(names)) != len(names):
+        raise IntakeError("Two transcript files share one name; send each name once.")
+    if any(t.size == 0 for t in transcripts):
+        raise IntakeError("A transcript file is empty.")
+    total, limit = sum(t.size for t in transcripts), settings.ARENA_MAX_TRANSCRIPT_BYTES
+    if total > limit:
+        raise UploadTooLarge(f"Transcripts total {total} bytes; the limit is {limit}.")
+
+
+def parse_metadata(raw: str | bytes) -> dict[str, Any]:
+    """A JSON object of agent-reported metadata; refuses what PostgreSQL's jsonb cannot hold."""
+    if len(raw) > settings.ARENA_MAX_METADATA_BYTES:
+        raise UploadTooLarge(f"Metadata exceeds {settings.ARENA_MAX_METADATA_BYTES} bytes.")
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        raise IntakeError(f"Metadata is not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise IntakeError("Metadata must be a JSON object.")
+    _check_json_value(value, depth=0)
+    return value
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not allowed")
+
+
+def _check_json_value(value: Any, *, depth: int) -> None:
+    if depth > MAX_JSON_DEPTH:
+        raise IntakeError(f"Metadata nests deeper than {MAX_JSON_DEPTH} levels.")
+    if isinstance(value, str) and "\x00" in value:
+        raise IntakeError("Metadata contains a NUL character.")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_json_value(key, depth=depth + 1)
+            _check_json_value(item, depth=depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_json_value(item, depth=depth + 1)
+
+
+def read_all(file: File) -> bytes:
+    file.seek(0)
+    data = file.read()
+    file.seek(0)
+    return data
+
+
+def sha256_of(file: File) -> str:
+    digest = hashlib.sha256()
+    for chunk in file.chunks():
+        digest.update(chunk)
+    file.seek(0)
+    return digest.hexdigest()
+
+
+# Metadata columns: the first key found wins; dotted keys look into nested objects.
+_NUMBER_KEYS = {
+    "wall_time_s": ("wall_time_s", "duration_s"),
+    "cost_usd": ("cost_usd", "total_cost_usd"),
+}
+_COUNT_KEYS = {
+    "turns": ("turns", "num_turns"),
+    "input_tokens": ("input_tokens", "usage.input_tokens"),
+    "output_tokens": ("output_tokens", "usage.output_tokens"),
+}
+_TEXT_KEYS = {
+    "cli_version": ("cli_version", "version"),
+    "prompt_hash": ("prompt_hash",),
+}
+
+
+def metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The columns a run keeps from its metadata; values of the wrong type are left out."""
+    columns = {name: _number(_lookup(metadata, keys)) for name, keys in _NUMBER_KEYS.items()}
+    if columns["wall_time_s"] is None and _number(metadata.get("duration_ms")) is not None:
+        columns["wall_time_s"] = _number(metadata["duration_ms"]) / 1000
+    columns |= {name: _count(_lookup(metadata, keys)) for name, keys in _COUNT_KEYS.items()}
+    columns |= {name: _text(_lookup(metadata, keys)) for name, keys in _TEXT_KEYS.items()}
+    return columns
+
+
+def _lookup(metadata: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        value: Any = metadata
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            return value
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _count(value: Any) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None and number.is_integer() and number < 2**62 else None
+
+
+def _text(value: Any) -> str:
+    return value[:100] if isinstance(value, str) else ""

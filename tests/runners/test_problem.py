@@ -1,0 +1,246 @@
+import math
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runners.problem import (
+    HIDDEN_CASES,
+    ExprError,
+    ProblemError,
+    copy_without_hidden,
+    evaluate_expr,
+    list_problems,
+    load_problem,
+    problems_root,
+)
+
+DECK = ("rmsnorm", "row_sum", "softmax")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A writable copy of the rmsnorm problem to break in a test."""
+    return Path(shutil.copytree(problems_root() / "rmsnorm", tmp_path / "rmsnorm"))
+
+
+def edit_yaml(path: Path, change) -> None:
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data))
+
+
+def problem_error(folder: Path) -> str:
+    with pytest.raises(ProblemError) as info:
+        load_problem(folder)
+    return str(info.value)
+
+
+def test_deck_lists_the_three_problems():
+    assert [p.slug for p in list_problems()] == list(DECK)
+
+
+@pytest.mark.parametrize("slug", DECK)
+def test_every_deck_problem_meets_the_format(slug):
+    problem = load_problem(slug)
+    assert len(problem.seeds) >= 3 and len(problem.hidden_seeds) >= 3
+    assert not set(problem.seeds) & set(problem.hidden_seeds)
+    assert set(problem.hidden_cases) == set(HIDDEN_CASES)
+    assert len(problem.hidden) == len(problem.hidden_cases) >= 4
+    assert all("case" not in shape for shape in problem.hidden)
+    assert problem.cpu_capable
+    assert problem.outputs == {"out": problem.outputs["out"]}
+    for shape in problem.visible + problem.smoke + problem.hidden:
+        assert problem.flops(shape) > 0 and problem.bytes(shape) > 0
+
+
+def test_rmsnorm_fields_are_read_as_written():
+    problem = load_problem("rmsnorm")
+    assert (problem.category, problem.regime, problem.peak_dtype) == (
+        "pytorch-to-kernel",
+        "memory",
+        "bf16",
+    )
+    assert problem.param_names == ("tokens", "hidden")
+    assert problem.flops({"tokens": 2, "hidden": 3}) == 24
+    assert problem.distributions == ("normal", "large", "offset")
+    assert "torch.rms_norm" in problem.forbidden
+    assert problem.starter_path is None
+
+
+def test_softmax_tolerances_and_starter_are_present():
+    problem = load_problem("softmax")
+    assert problem.outputs["out"] == {"atol": 1e-5, "rtol": 1e-5}
+    assert problem.starter_path is not None
+    assert any(shape["cols"] & (shape["cols"] - 1) for shape in problem.visible)
+
+
+def test_problem_loads_from_a_path_as_well_as_a_slug(folder):
+    assert load_problem(folder).slug == "rmsnorm"
+    assert load_problem(str(folder)).version == load_problem("rmsnorm").version
+
+
+def test_unknown_slug_is_a_problem_error():
+    with pytest.raises(ProblemError, match=r"no problem\.yaml"):
+        load_problem("nope")
+
+
+def test_version_changes_with_any_file_including_hidden_yaml(folder):
+    before = load_problem(folder).version
+    (folder / "hidden.yaml").write_text((folder / "hidden.yaml").read_text() + "\n")
+    assert load_problem(folder).version != before
+
+
+def test_version_ignores_pycache_and_dotfiles(folder):
+    before = load_problem(folder).version
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "reference.cpython-311.pyc").write_bytes(b"x")
+    (folder / ".DS_Store").write_bytes(b"x")
+    assert load_problem(folder).version == before
+
+
+def test_version_does_not_depend_on_the_folder_location(folder, tmp_path):
+    moved = shutil.copytree(folder, tmp_path / "elsewhere" / "rmsnorm")
+    assert load_problem(moved).version == load_problem(folder).version
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(category="cuda"), "field category"),
+        (lambda d: d.update(regime="latency"), "field regime"),
+        (lambda d: d.update(peak_dtype="fp64"), "field peak_dtype"),
+        (lambda d: d.update(seeds=[1, 2]), "at least 3"),
+        (lambda d: d.update(seeds=[1, 1, 2]), "at least 3"),
+        (lambda d: d.update(slug="other"), "differs from folder"),
+        (lambda d: d.pop("title"), "missing field(s) title"),
+        (lambda d: d.update(tolerance=0.1), "unknown field(s) tolerance"),
+        (lambda d: d.update(flops="2 * tokens * width"), "unknown name(s) width"),
+        (lambda d: d.update(bytes="__import__('os')"), "field bytes"),
+        (lambda d: d.update(outputs={"y": {"atol": 1, "rtol": 1}}), "use out, or out0"),
+        (lambda d: d.update(outputs={"out": {"atol": 1}}), "exactly atol and rtol"),
+        (lambda d: d.update(outputs={"out": {"atol": "x", "rtol": 1}}), "outputs.out.atol"),
+        (lambda d: d.update(forbidden=["torch.sum()"]), "not a dotted name"),
+        (lambda d: d["shapes"]["visible"].append({"tokens": 3}), "shapes.visible[4]"),
+        (lambda d: d["shapes"]["smoke"].append({"tokens": 0, "hidden": 1}), "positive integer"),
+        (lambda d: d.update(time_cap_s=-1), "time_cap_s"),
+        (lambda d: d.update(distributions=[]), "distributions"),
+    ],
+)
+def test_malformed_problem_yaml_names_the_file_and_field(folder, change, message):
+    edit_yaml(folder / "problem.yaml", change)
+    error = problem_error(folder)
+    assert error.startswith("problem.yaml:") and message in error
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(seeds=[42, 5, 6]), "differ from the visible seeds"),
+        (lambda d: d.update(shapes=d["shapes"][:3]), "at least 4"),
+        (lambda d: d["shapes"][0].update(case="corner"), "shapes[0].case"),
+        (lambda d: [s.update(case="edge") for s in d["shapes"]], "lacks case(s)"),
+        (lambda d: d["shapes"][1].update(rows=3), "shapes[1]"),
+        (lambda d: d.update(extra=1), "exactly the fields"),
+    ],
+)
+def test_malformed_hidden_yaml_names_the_file_and_field(folder, change, message):
+    edit_yaml(folder / "hidden.yaml", change)
+    error = problem_error(folder)
+    assert error.startswith("hidden.yaml:") and message in error
+
+
+@pytest.mark.parametrize("name", ["reference.py", "PROMPT.md", "hidden.yaml"])
+def test_missing_file_is_named(folder, name):
+    (folder / name).unlink()
+    assert problem_error(folder).startswith(f"{name}: missing")
+
+
+def test_starter_is_required_for_kernel_to_kernel_categories(folder):
+    edit_yaml(folder / "problem.yaml", lambda d: d.update(category="triton-to-triton"))
+    assert problem_error(folder).startswith("starter.py: missing")
+
+
+def test_prompt_must_carry_the_shapes_placeholder(folder):
+    (folder / "PROMPT.md").write_text("no table here\n")
+    assert "{{visible_shapes}}" in problem_error(folder)
+
+
+def test_string_tolerances_from_yaml_are_read_as_numbers(folder):
+    (folder / "problem.yaml").write_text(
+        (folder / "problem.yaml").read_text().replace("atol: 2.0e-2", "atol: 1e-5")
+    )
+    assert load_problem(folder).outputs["out"]["atol"] == 1e-5
+
+
+def test_empty_smoke_list_means_not_cpu_capable(folder):
+    edit_yaml(folder / "problem.yaml", lambda d: d["shapes"].update(smoke=[]))
+    assert not load_problem(folder).cpu_capable
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("2 * m * n", 24.0),
+        ("(m + n) // 3 - -1", 3.0),
+        ("m ** 2 % 5 / 2", 2.0),
+        ("max(m, n, 1) + min(m, 2.5)", 6.5),
+        ("-m", -3.0),
+    ],
+)
+def test_expressions_evaluate_over_shape_names(expr, value):
+    assert evaluate_expr(expr, {"m": 3, "n": 4}) == value
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "__import__('os').system('true')",
+        "m.bit_length()",
+        "abs(m)",
+        "[m][0]",
+        "m if n else 1",
+        "'a' * m",
+        "m < n",
+        "2 ** 10 ** 10",
+        "m / 0",
+        "k * 2",
+        "max(*[m, n])",
+        "True + m",
+        "2 *",
+    ],
+)
+def test_expressions_outside_the_whitelist_are_rejected(expr):
+    with pytest.raises(ExprError):
+        evaluate_expr(expr, {"m": 3, "n": 4})
+
+
+def test_large_but_sane_expressions_keep_full_range():
+    assert math.isclose(evaluate_expr("2 * m * n * k", {"m": 65536, "n": 8192, "k": 8192}), 2**43)
+
+
+def test_copy_without_hidden_leaves_out_hidden_yaml_and_is_read_only(tmp_path):
+    problem = load_problem("softmax")
+    dest = copy_without_hidden(problem, tmp_path / "copy")
+    names = sorted(p.name for p in dest.iterdir())
+    assert names == ["PROMPT.md", "problem.yaml", "reference.py", "starter.py"]
+    assert all(not p.stat().st_mode & stat.S_IWUSR for p in dest.iterdir())
+
+
+def test_hidden_free_copy_loads_without_hidden_shapes(tmp_path):
+    dest = copy_without_hidden(load_problem("rmsnorm"), tmp_path / "rmsnorm")
+    with pytest.raises(ProblemError, match=r"hidden\.yaml: missing"):
+        load_problem(dest)
+    copy = load_problem(dest, require_hidden=False)
+    assert copy.hidden == [] and copy.hidden_seeds == [] and copy.visible
+
+
+def test_loader_does_not_import_torch():
+    code = "import sys, runners.problem as p; p.list_problems(); print('torch' in sys.modules)"
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert result.stdout.strip() == "False", result.stderr

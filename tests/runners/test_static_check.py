@@ -1,0 +1,306 @@
+from pathlib import Path
+
+import pytest
+
+from runners.problem import load_problem
+from runners.static_check import check_source
+
+SOLUTIONS = Path(__file__).resolve().parent / "solutions"
+SOFTMAX = load_problem("softmax").forbidden
+
+
+def rules(source: str, forbidden=SOFTMAX) -> set[str]:
+    return {hit.rule for hit in check_source(source, forbidden=forbidden).hits}
+
+
+def honest_files() -> list[tuple[str, Path]]:
+    solutions = [(p.parent.name, p) for p in sorted(SOLUTIONS.glob("*/*.py"))]
+    starters = [
+        (p.parent.name, p) for p in sorted(load_problem("softmax").path.parent.glob("*/starter.py"))
+    ]
+    return solutions + starters
+
+
+@pytest.mark.parametrize(("slug", "path"), honest_files(), ids=lambda v: str(v)[-30:])
+def test_honest_solutions_and_starters_pass(slug, path):
+    report = check_source(path.read_text(), forbidden=load_problem(slug).forbidden)
+    assert report.ok, report.reason
+    assert (report.verdict, report.hits) == (None, [])
+
+
+@pytest.mark.parametrize("slug", ["rmsnorm", "softmax", "row_sum"])
+def test_references_break_no_integrity_rule(slug):
+    assert check_source(
+        load_problem(slug).path.joinpath("reference.py").read_text(), forbidden=()
+    ).ok
+
+
+@pytest.mark.parametrize("slug", ["softmax", "row_sum"])
+def test_wrapping_the_reference_is_forbidden(slug):
+    problem = load_problem(slug)
+    report = check_source((problem.path / "reference.py").read_text(), forbidden=problem.forbidden)
+    assert report.verdict == "forbidden"
+    assert {hit.rule for hit in report.hits} == {"forbidden_op"}
+
+
+HONEST_IDIOMS = """
+import functools
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+from torch.utils.cpp_extension import load_inline
+
+
+@triton.jit
+def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0)
+    tl.store(out_ptr + offsets, tl.exp(x - tl.max(x, axis=0)) / tl.sum(x, axis=0))
+
+
+class ModelNew(nn.Module):
+    def softmax(self, x):
+        return x
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        torch.cuda.synchronize()
+        stream = torch.cuda.current_stream()
+        with open("notes.txt") as handle:
+            handle.read()
+        self.softmax(out)
+        return out * math.sqrt(2.0) + torch.zeros(1, device=x.device).expand_as(out)
+"""
+
+
+def test_common_kernel_idioms_are_not_flagged():
+    report = check_source(HONEST_IDIOMS, forbidden=SOFTMAX)
+    assert report.ok, report.reason
+
+
+INTEGRITY_CHEATS = {
+    "patching": [
+        "import torch\ntorch.cuda.Event.elapsed_time = lambda self, end: 0.001",
+        "import time\ntime.perf_counter = lambda: 0.0",
+        "from torch.cuda import Event\nEvent.elapsed_time = lambda *a: 0.0",
+        "import triton.testing\ntriton.testing.do_bench = lambda fn: 0.001",
+        "import torch\nsetattr(torch.cuda, 'synchronize', lambda: None)",
+        "import torch\nobject.__setattr__(torch, 'allclose', lambda *a, **k: True)",
+        "from unittest import mock",
+        "X = '''#include <dlfcn.h>\nvoid* f = dlsym(RTLD_NEXT, \"cudaEventElapsedTime\");'''",
+    ],
+    "introspection": [
+        "import sys\ncaller = sys._getframe(1)",
+        "import gc\nobjs = gc.get_objects()",
+        "import inspect\nframe = inspect.currentframe()",
+        "import sys\nsys.modules['torch'] = None",
+        "def f(frame):\n    return frame.f_back.f_locals",
+        "g = globals()",
+        "b = __builtins__",
+        "import torch\nd = torch.__dict__",
+        "def f(fn):\n    return fn.__globals__",
+    ],
+    "dynamic_code": [
+        "exec('x = 1')",
+        "y = eval('1 + 1')",
+        "code = compile('1', 'f', 'eval')",
+        "m = __import__('os')",
+        "import importlib\nm = importlib.import_module('os')",
+        "import builtins\nbuiltins.exec('1')",
+    ],
+    "encoded_payload": [
+        "import base64\nsrc = base64.b64decode('eD0x')",
+        "import codecs\nsrc = codecs.decode('k=1', 'rot13')",
+        "import marshal",
+        "import pickle\nobj = pickle.loads(b'')",
+        "import zlib\nsrc = zlib.decompress(b'')",
+        "payload = bytes.fromhex('00')",
+    ],
+    "threads": [
+        "import threading\nthreading.Thread(target=print).start()",
+        "from concurrent.futures import ThreadPoolExecutor",
+        "import asyncio",
+        "X = '''#include <thread>\nstd::thread t(work);'''",
+    ],
+    "processes": [
+        "import subprocess\nsubprocess.run(['nvidia-smi'])",
+        "import os\nos.system('ls')",
+        "import os\npid = os.fork()",
+        "import multiprocessing",
+        "import os\nos.execv('/bin/sh', ['sh'])",
+        "import os\nos.kill(1, 9)",
+        "X = '''__global__ void k() {}\nint r = system(\"ls\");'''",
+    ],
+    "network": [
+        "import socket\ns = socket.socket()",
+        "import urllib.request\nurllib.request.urlopen('http://x')",
+        "import requests",
+        "from http import client",
+        "import torch\nm = torch.hub.load('a', 'b')",
+    ],
+    "file_write": [
+        "open('result.json', 'w').write('{}')",
+        "f = open('log', mode='a')",
+        "f = open('log', 'r' + 'w')",
+        "import os\nos.remove('x')",
+        "import shutil\nshutil.copy('a', 'b')",
+        "from pathlib import Path\nPath('x').write_text('PASS')",
+        "from pathlib import Path\nPath('x').open('wb')",
+        "import torch\ntorch.save({}, 'x.pt')",
+        "X = '''#include <cstdio>\nFILE* f = fopen(\"x\", \"w\");'''",
+    ],
+    "backend_mutation": [
+        "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True",
+        "import torch\ntorch.backends.cudnn.benchmark = True",
+        "import torch\ntorch.set_float32_matmul_precision('medium')",
+        "import torch\ntorch.backends.cuda.enable_flash_sdp(False)",
+    ],
+    "custom_stream": [
+        "import torch\ns = torch.cuda.Stream()",
+        "import torch\nwith torch.cuda.stream(s):\n    pass",
+        "import torch\ntorch.cuda.set_stream(s)",
+        "from torch.cuda import ExternalStream",
+        "X = '''#include <cuda_runtime.h>\ncudaStreamCreateWithFlags(&s, 1);'''",
+    ],
+    "cuda_graph": [
+        "import torch\ng = torch.cuda.CUDAGraph()",
+        "import torch\nwith torch.cuda.graph(g):\n    pass",
+    ],
+    "l2_persistence": [
+        "X = '''#include <cuda_runtime.h>\nattr.accessPolicyWindow.num_bytes = n;'''",
+    ],
+    "native_access": [
+        "import ctypes\nlib = ctypes.CDLL('libcuda.so')",
+        "from cffi import FFI",
+        "import torch\nrt = torch.cuda.cudart()",
+    ],
+    "environment": [
+        "import os\nkey = os.environ['SECRET_KEY']",
+        "import os\nkey = os.getenv('SECRET_KEY')",
+        "from os import environ",
+        "X = '''#include <cstdlib>\nconst char* k = getenv(\"SECRET_KEY\");'''",
+    ],
+    "signal": [
+        "import signal\nsignal.signal(signal.SIGALRM, print)",
+        "import faulthandler",
+    ],
+    "exit": [
+        "import sys\nsys.exit(0)",
+        "import os\nos._exit(0)",
+        "import atexit\natexit.register(print)",
+    ],
+    "obfuscation": [
+        "import torch\nf = getattr(torch, 'soft' + 'max')",
+        "import torch\nname = 'x'\nf = getattr(torch.nn.functional, name)",
+        "import operator\nf = operator.methodcaller(''.join(['soft', 'max']), -1)",
+    ],
+    "tensor_subclass": [
+        "import torch\nclass Lazy(torch.Tensor):\n    pass",
+        "class Proxy:\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return func(*args)",
+        "import torch\nt = torch.Tensor._make_subclass(object, x)",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("rule", "source"),
+    [(rule, source) for rule, sources in INTEGRITY_CHEATS.items() for source in sources],
+)
+def test_integrity_cheat_is_caught_by_its_rule(rule, source):
+    report = check_source(source, forbidden=())
+    assert report.verdict == "forbidden"
+    assert rule in {hit.rule for hit in report.hits}, report.hits
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\ny = torch.softmax(x, -1)",
+        "import torch.nn.functional as F\ny = F.softmax(x, dim=-1)",
+        "from torch.nn import functional as F\ny = F.softmax(x, dim=-1)",
+        "import torch.nn.functional\ny = torch.nn.functional.softmax(x, -1)",
+        "from torch import softmax as s\ny = s(x, -1)",
+        "from torch.nn.functional import softmax",
+        "y = x.softmax(-1)",
+        "y = self.weight.softmax(-1)",
+        "y = x.float().softmax(dim=-1)",
+        "import torch\ny = torch.Tensor.softmax(x, -1)",
+        "import torch\ny = getattr(torch, 'softmax')(x, -1)",
+        "y = getattr(x, 'softmax')(-1)",
+        "import torch\nf = torch.nn.functional\ny = f.softmax(x, -1)",
+        "import torch\nfn = torch.nn.functional.softmax\ny = fn(x, -1)",
+        "import torch\ny = torch.ops.aten._softmax.default(x, -1, False)",
+        "import torch\ny = torch._softmax(x, -1, False)",
+        "import torch\ny = torch.special.softmax(x, -1)",
+        "import torch.nn as nn\nlayer = nn.Softmax(dim=-1)",
+        "import torch\ny = torch.log_softmax(x, -1).exp()",
+    ],
+)
+def test_forbidden_op_is_resolved_through_aliases_and_attributes(source):
+    assert "forbidden_op" in rules(source)
+
+
+def test_forbidden_hit_names_the_line_and_the_entry():
+    report = check_source("import torch\n\n\ny = torch.softmax(x, -1)\n", forbidden=SOFTMAX)
+    (hit,) = report.hits
+    assert (hit.rule, hit.line) == ("forbidden_op", 4)
+    assert "torch.softmax" in hit.message
+    assert report.reason.startswith("line 4:")
+    assert hit.to_dict() == {"rule": "forbidden_op", "line": 4, "message": hit.message}
+
+
+def test_triton_reductions_are_not_tensor_methods():
+    source = "import triton.language as tl\ns = tl.sum(x, axis=0)\nm = tl.max(x, axis=0)"
+    assert rules(source, load_problem("row_sum").forbidden) == set()
+
+
+def test_own_method_named_like_a_forbidden_op_is_allowed():
+    assert rules("class M:\n    def f(self, x):\n        return self.softmax(x)") == set()
+
+
+def test_row_sum_forbids_sum_equivalents():
+    forbidden = load_problem("row_sum").forbidden
+    for source in ["y = x.sum(-1)", "import torch\ny = torch.mean(x, 1) * n", "y = x.matmul(v)"]:
+        assert rules(source, forbidden) == {"forbidden_op"}, source
+
+
+def test_syntax_error_reports_its_line():
+    report = check_source("import torch\ndef forward(self:\n", forbidden=())
+    assert report.verdict == "syntax_error"
+    assert report.hits[0].rule == "syntax" and report.hits[0].line == 2
+
+
+def test_null_bytes_are_a_syntax_error():
+    assert check_source("x = 1\0", forbidden=()).verdict == "syntax_error"
+
+
+def test_oversized_source_is_rejected_before_parsing():
+    report = check_source("x = 1\n" * 100, forbidden=(), max_bytes=64)
+    assert report.verdict == "forbidden"
+    assert [hit.rule for hit in report.hits] == ["size"]
+
+
+def test_non_utf8_source_is_rejected():
+    report = check_source(b"x = '\xff'\n", forbidden=())
+    assert [hit.rule for hit in report.hits] == ["encoding"]
+    assert check_source("x = '\udcff'", forbidden=()).hits[0].rule == "encoding"
+
+
+def test_every_hit_is_reported_in_line_order():
+    source = "import subprocess\nimport threading\nexec('1')\n"
+    report = check_source(source, forbidden=())
+    assert [(h.rule, h.line) for h in report.hits] == [
+        ("processes", 1),
+        ("threads", 2),
+        ("dynamic_code", 3),
+    ]
+    assert report.reason.endswith("(and 2 more)")
+
+
+def test_image_like_open_calls_are_not_file_writes():
+    assert rules("img = Image.open('a.png')\ndata = archive.open('w.txt')", forbidden=()) == set()

@@ -1,0 +1,27 @@
+import pytest
+from rest_framework.test import APIClient
+
+from tests.factories import make_registry, make_token, make_user
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def registry(db):
+    return make_registry()
+
+
+@pytest.fixture
+def uploader(db):
+    return make_user("uploader")
+
+
+@pytest.fixture
+def api(uploader):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {make_token(uploader)}")
+    return client

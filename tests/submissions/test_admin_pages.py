@@ -1,0 +1,99 @@
+import pytest
+from django.urls import reverse
+
+from submissions.models import (
+    ApiToken,
+    BaselineTiming,
+    Evaluation,
+    HardwareTarget,
+    Harness,
+    LanguageModel,
+    Problem,
+    Run,
+    Solution,
+)
+from submissions.services import create_run
+from submissions.uploads import IncomingFile, RunFiles
+from tests.factories import make_evaluation, make_run, make_superuser, make_token, make_user
+from tests.submissions.helpers import loose_files
+
+pytestmark = pytest.mark.django_db
+MODELS = [
+    LanguageModel,
+    Harness,
+    HardwareTarget,
+    Problem,
+    Run,
+    Evaluation,
+    Solution,
+    BaselineTiming,
+    ApiToken,
+]
+
+
+@pytest.fixture
+def admin_client(client, registry):
+    client.force_login(make_superuser())
+    uploaded = loose_files()
+    files = RunFiles(
+        solution=IncomingFile("solution.py", uploaded["solution"]),
+        transcripts=[IncomingFile("transcript.jsonl", uploaded["transcript"][0])],
+    )
+    run, _ = create_run(
+        submitter=make_user(),
+        problem=registry["problem"],
+        language_model=registry["model"],
+        harness=registry["harness"],
+        hardware=registry["hardware"],
+        files=files,
+    )
+    make_evaluation(run)
+    make_token(make_user("bot"))
+    BaselineTiming.objects.create(
+        problem_version="v", shape_key="n=1", gpu_model="h100-sxm", torch_version="2.8"
+    )
+    return client
+
+
+def admin_url(model, view: str, *args) -> str:
+    return reverse(f"admin:submissions_{model._meta.model_name}_{view}", args=args)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_every_admin_changelist_and_change_page_loads(admin_client, model):
+    row = model.objects.first()
+    assert admin_client.get(admin_url(model, "changelist")).status_code == 200
+    assert admin_client.get(admin_url(model, "change", row.pk)).status_code == 200
+
+
+def test_the_run_changelist_query_count_does_not_grow_with_runs(
+    admin_client, django_assert_max_num_queries
+):
+    for _ in range(20):
+        make_run()
+    with django_assert_max_num_queries(12):
+        response = admin_client.get(admin_url(Run, "changelist"))
+    assert response.status_code == 200
+
+
+def test_the_evaluation_change_page_shows_held_out_parameters_to_staff(admin_client):
+    evaluation = Evaluation.objects.first()
+    page = admin_client.get(admin_url(Evaluation, "change", evaluation.pk)).content.decode()
+    assert "4099" in page
+
+
+def test_problems_are_read_only_in_the_admin(admin_client):
+    problem = Problem.objects.first()
+    assert admin_client.get(admin_url(Problem, "add")).status_code == 403
+    admin_client.post(admin_url(Problem, "change", problem.pk), {"title": "changed"})
+    problem.refresh_from_db()
+    assert problem.title != "changed"
+
+
+def test_the_publish_action_publishes_runs(admin_client):
+    run = Run.objects.get()
+    admin_client.post(
+        admin_url(Run, "changelist"), {"action": "publish", "_selected_action": [run.pk]}
+    )
+    run.refresh_from_db()
+    assert run.published

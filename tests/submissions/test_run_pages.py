@@ -1,0 +1,69 @@
+import pytest
+
+from tests.factories import make_evaluation, make_run, make_superuser, make_user
+
+pytestmark = pytest.mark.django_db
+HIDDEN = {"batch": 4099, "dim": 12289}
+
+
+def test_the_home_page_shows_an_empty_state(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    assert b"No published runs yet" in response.content
+
+
+def test_the_home_page_lists_published_runs_only(client, django_assert_max_num_queries):
+    shown = make_run(published=True)
+    hidden = make_run(published=False)
+    make_run(published=True)
+    with django_assert_max_num_queries(2):
+        response = client.get("/")
+    assert str(shown.uuid).encode() in response.content
+    assert str(hidden.uuid).encode() not in response.content
+
+
+def test_a_published_run_page_shows_gates_and_redacts_held_out_shapes(client):
+    run = make_run(published=True)
+    make_evaluation(run, result=make_evaluation_result())
+
+    response = client.get(run.get_absolute_url())
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "held-out case 1" in page
+    assert "batch=8" in page  # visible shape parameters are public
+    assert "4099" not in page and "12289" not in page
+    assert "correct_visible" in page
+
+
+def make_evaluation_result():
+    from tests.factories import make_result
+
+    return make_result(hidden_params=HIDDEN)
+
+
+def test_a_run_page_escapes_uploaded_text(client):
+    run = make_run(published=True, metadata={"<script>": "<img onerror=x>"}, effort="<b>x</b>")
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert "<script>" not in page and "<img onerror" not in page and "<b>x</b>" not in page
+
+
+def test_an_unpublished_run_is_visible_to_its_submitter_and_staff_only(client):
+    owner = make_user("owner")
+    run = make_run(published=False, submitter=owner)
+
+    assert client.get(run.get_absolute_url()).status_code == 404
+    client.force_login(make_user("stranger"))
+    assert client.get(run.get_absolute_url()).status_code == 404
+    client.force_login(owner)
+    assert client.get(run.get_absolute_url()).status_code == 200
+    client.force_login(make_superuser())
+    assert client.get(run.get_absolute_url()).status_code == 200
+
+
+def test_the_run_page_has_a_constant_number_of_queries(client, django_assert_max_num_queries):
+    run = make_run(published=True)
+    for _ in range(3):
+        make_evaluation(run)
+    with django_assert_max_num_queries(5):
+        assert client.get(run.get_absolute_url()).status_code == 200

@@ -1,0 +1,77 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from arena_web.env import env_bool, env_int, env_list
+
+ROOT = Path(__file__).resolve().parents[2]
+STRONG_KEY = "k7#Qz9!vR2@pL5$wX8^mN3&bT6*cY1(dF4)gH0_jK2+sA9=eU7"
+
+
+@pytest.mark.parametrize(("raw", "value"), [("1", True), ("off", False), ("", True)])
+def test_env_bool_reads_common_spellings(monkeypatch, raw, value):
+    monkeypatch.setenv("FLAG", raw)
+    assert env_bool("FLAG", True) is value
+
+
+def test_env_helpers_reject_values_they_cannot_read(monkeypatch):
+    monkeypatch.setenv("FLAG", "maybe")
+    monkeypatch.setenv("COUNT", "12MB")
+    with pytest.raises(ImproperlyConfigured, match="FLAG"):
+        env_bool("FLAG", False)
+    with pytest.raises(ImproperlyConfigured, match="COUNT"):
+        env_int("COUNT", 1)
+
+
+def test_env_int_enforces_a_minimum(monkeypatch):
+    monkeypatch.setenv("COUNT", "0")
+    with pytest.raises(ImproperlyConfigured, match="minimum"):
+        env_int("COUNT", 5, minimum=1)
+
+
+def test_env_list_splits_on_commas(monkeypatch):
+    monkeypatch.setenv("HOSTS", " a.example, b.example ,")
+    assert env_list("HOSTS", []) == ["a.example", "b.example"]
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DEBUG"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=clean | env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_production_settings_pass_the_deploy_check():
+    done = manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DEBUG="0",
+        SECRET_KEY=STRONG_KEY,
+        ALLOWED_HOSTS="example.com",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no issues" in done.stdout
+
+
+def test_debug_off_without_a_secret_key_refuses_to_start():
+    done = manage("check", DEBUG="0", SECRET_KEY="", ALLOWED_HOSTS="example.com")
+    assert done.returncode != 0
+    assert "SECRET_KEY must be set" in done.stderr
+
+
+def test_a_bad_boolean_in_the_environment_stops_start_up():
+    done = manage("check", DEBUG="sometimes")
+    assert done.returncode != 0
+    assert "DEBUG='sometimes' is not a boolean" in done.stderr

@@ -1,0 +1,154 @@
+from pathlib import Path
+
+import pytest
+
+from transcripts.model import Kind, Session
+from transcripts.parsers import TranscriptError, parse_files, session_files_for
+
+FIXTURES = Path(__file__).parent / "fixtures" / "claude"
+FOLDER_SESSION = FIXTURES / "subagents-folder" / "5d0c1a2e-7b3f-4c11-9a0e-1f2e3d4c5b6a.jsonl"
+BESIDE_SESSION = FIXTURES / "agent-beside" / "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b.jsonl"
+INLINE_SESSION = FIXTURES / "inline-sidechain" / "3c4d5e6f-7081-4293-a4b5-c6d7e8f90a1b.jsonl"
+ODD = FIXTURES / "odd-records.jsonl"
+
+
+def spawning_call(session: Session):
+    (call,) = [e for e in session.events if e.children]
+    return call
+
+
+def test_session_files_for_finds_the_subagents_folder_and_meta_files():
+    names = [p.name for p in session_files_for(FOLDER_SESSION)]
+    assert names[0] == FOLDER_SESSION.name
+    assert sorted(names[1:]) == [
+        "agent-a11aa11.jsonl",
+        "agent-a11aa11.meta.json",
+        "agent-a22bb22.jsonl",
+        "agent-a22bb22.meta.json",
+    ]
+
+
+def test_session_files_for_skips_agent_files_of_other_sessions():
+    names = [p.name for p in session_files_for(BESIDE_SESSION)]
+    assert names == [BESIDE_SESSION.name, "agent-b33cc33.jsonl"]
+
+
+def test_subagents_folder_nests_two_levels_under_their_task_calls():
+    session = parse_files(list(reversed(session_files_for(FOLDER_SESSION))))
+    level_one = spawning_call(session)
+    assert level_one.call_id == "toolu_01LayoutCTaskLevelOne"
+    (agent,) = level_one.children
+    assert (agent.agent_id, agent.agent_type, agent.description) == (
+        "a11aa11",
+        "general-purpose",
+        "Survey kernels",
+    )
+    (grandchild,) = spawning_call(agent).children
+    assert grandchild.agent_id == "a22bb22"
+    assert [depth for depth, _ in session.walk()] == [0, 1, 2]
+    assert grandchild.events[1].tool_name == "Glob"
+
+
+def test_progress_mirrors_are_not_counted_twice():
+    session = parse_files(session_files_for(FOLDER_SESSION))
+    agent = spawning_call(session).children[0]
+    assert agent.record_counts == {"user": 2, "assistant": 3}
+    assert session.record_counts["progress"] == 2
+
+
+def test_progress_mirrors_alone_still_nest_the_subagent():
+    session = parse_files([FOLDER_SESSION])
+    (agent,) = spawning_call(session).children
+    assert agent.agent_id == "a11aa11"
+    assert [e.kind for e in agent.events] == [Kind.USER, Kind.TOOL_CALL]
+
+
+def test_agent_file_beside_the_session_is_linked_by_the_result_agent_id():
+    session = parse_files(session_files_for(BESIDE_SESSION))
+    (agent,) = spawning_call(session).children
+    assert agent.agent_id == "b33cc33"
+    assert agent.agent_type == "Explore"
+    assert [e.tool_name for e in agent.events if e.kind == Kind.TOOL_CALL] == ["Read"]
+
+
+def test_inline_sidechain_records_are_linked_by_their_prompt():
+    session = parse_files([INLINE_SESSION])
+    call = spawning_call(session)
+    assert call.call_id == "toolu_01InlineTask"
+    (agent,) = call.children
+    assert agent.events[0].text == "Find the reference implementation of layer norm."
+    assert session.title == "Locating layer norm reference"
+    assert session.record_counts == {"summary": 1, "user": 2, "assistant": 2}
+
+
+def test_an_agent_file_without_its_parent_call_is_kept_with_a_warning():
+    agent_file = BESIDE_SESSION.parent / "agent-b33cc33.jsonl"
+    session = parse_files([FIXTURES / "inline-sidechain" / INLINE_SESSION.name, agent_file])
+    holders = [e for e in session.events if e.subtype == "subagent"]
+    assert [child.agent_id for child in holders[0].children] == ["b33cc33"]
+    assert any("b33cc33" in warning for warning in session.warnings)
+
+
+def test_each_api_call_usage_is_counted_once_per_session_in_the_tree():
+    session = parse_files(session_files_for(FOLDER_SESSION))
+    outputs = [part.usage().output for _, part in session.walk()]
+    assert outputs == [61 + 14, 40 + 25, 12 + 9]
+
+
+def test_unknown_record_types_become_raw_events_kept_verbatim():
+    session = parse_files([ODD])
+    raws = [e.raw for e in session.events if e.kind == Kind.RAW and isinstance(e.raw, dict)]
+    assert [raw["type"] for raw in raws] == ["attachment", "hologram"]
+    assert raws[1]["payload"] == {"shape": "unknown to every parser"}
+    assert session.record_counts["hologram"] == 1
+
+
+def test_malformed_lines_are_kept_as_raw_text_with_a_warning():
+    session = parse_files([ODD])
+    broken = [e for e in session.events if e.kind == Kind.RAW and isinstance(e.raw, str)]
+    assert broken[0].text.startswith('{"type":"assistant","uuid":"o-broken"')
+    assert session.warnings == [
+        "odd-records.jsonl:4: a JSON value that is not an object, kept as raw",
+        "odd-records.jsonl:8: malformed JSON kept as raw text",
+    ]
+
+
+def test_withheld_thinking_is_marked_encrypted_with_empty_text():
+    session = parse_files([ODD])
+    reasoning = [e for e in session.events if e.kind == Kind.REASONING]
+    assert [(e.text, e.encrypted) for e in reasoning] == [("", True), ("", True)]
+
+
+def test_api_errors_and_compaction_become_system_notices():
+    session = parse_files([ODD])
+    notices = [(e.subtype, e.text[:25]) for e in session.events if e.kind == Kind.SYSTEM]
+    assert notices == [
+        ("api_error", "API Error: 529 Overloaded"),
+        ("compaction", "Conversation compacted"),
+        ("compaction_summary", "This session is being con"),
+    ]
+
+
+def test_a_failed_command_keeps_its_exit_code():
+    session = parse_files([ODD])
+    (result,) = [e for e in session.events if e.kind == Kind.TOOL_RESULT]
+    assert (result.is_error, result.exit_code) == (True, 2)
+
+
+def test_an_empty_file_is_refused_with_a_clear_message(tmp_path):
+    empty = tmp_path / "session.jsonl"
+    empty.write_text("")
+    with pytest.raises(TranscriptError, match="empty"):
+        parse_files([empty])
+
+
+def test_a_file_in_no_known_format_is_refused(tmp_path):
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"hello": "world"}\nnot json at all\n')
+    with pytest.raises(TranscriptError, match="no known transcript format"):
+        parse_files([notes])
+
+
+def test_no_files_at_all_is_refused():
+    with pytest.raises(TranscriptError):
+        parse_files([])

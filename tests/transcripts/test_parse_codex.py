@@ -1,0 +1,133 @@
+from pathlib import Path
+
+from transcripts.model import Kind, Usage
+from transcripts.parsers import detect_format, parse_files
+
+SAMPLES = Path(__file__).parent / "samples"
+ROLLOUTS = Path(__file__).parent / "fixtures" / "codex"
+MAIN = ROLLOUTS / "rollout-2026-03-04T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl"
+CHILD = ROLLOUTS / "rollout-2026-03-04T10-00-06-0199aaaa-0000-7000-8000-000000000002.jsonl"
+
+
+def only(events, kind):
+    return [e for e in events if e.kind == kind]
+
+
+def test_exec_json_command_sample_pairs_call_and_exit_code():
+    session = parse_files([SAMPLES / "codex-exec-json-command.jsonl"])
+    assert (session.harness, session.format) == ("codex", "codex-exec-json")
+    assert session.id == "019a2d7b-231d-7290-acc1-6bc6571440da"
+    (call,) = only(session.events, Kind.TOOL_CALL)
+    (result,) = only(session.events, Kind.TOOL_RESULT)
+    assert call.arguments == {"command": "bash -lc 'cat test.js'"}
+    assert result.call_id == call.call_id == "item_1"
+    assert (result.exit_code, result.is_error) == (0, False)
+    assert result.text == "console.log('Hello World');\n"
+    assert len(only(session.events, Kind.REASONING)) == 2
+    assert len(only(session.events, Kind.ASSISTANT)) == 1
+
+
+def test_exec_json_turn_usage_splits_cached_input_out():
+    command = parse_files([SAMPLES / "codex-exec-json-command.jsonl"])
+    change = parse_files([SAMPLES / "codex-exec-json-file-change.jsonl"])
+    assert command.usage() == Usage(input=6087 - 5120, output=204, cache_read=5120)
+    assert change.usage() == Usage(input=6008 - 4096, output=51, cache_read=4096)
+    assert command.events[0].usage is not None and command.events[0].api_call_id == "turn-1"
+
+
+def test_exec_json_file_change_keeps_path_and_kind_without_a_diff():
+    session = parse_files([SAMPLES / "codex-exec-json-file-change.jsonl"])
+    (call,) = only(session.events, Kind.TOOL_CALL)
+    assert call.tool_name == "file_change"
+    assert call.file_path == "/private/tmp/codex-research-test/hello.txt"
+    assert call.arguments["changes"] == [
+        {"path": "/private/tmp/codex-research-test/hello.txt", "kind": "add"}
+    ]
+    assert call.diff is None
+    assert session.record_counts == {
+        "thread.started": 1,
+        "turn.started": 1,
+        "item.completed": 3,
+        "turn.completed": 1,
+    }
+
+
+def test_rollout_files_are_recognized():
+    assert detect_format(MAIN) == "codex-rollout"
+    assert detect_format(SAMPLES / "codex-exec-json-command.jsonl") == "codex-exec-json"
+
+
+def test_rollout_meta_and_turn_context_fill_the_session():
+    session = parse_files([MAIN])
+    assert session.id == "0199aaaa-0000-7000-8000-000000000001"
+    assert (session.cwd, session.cli_version, session.models) == (
+        "/home/dev/kernels",
+        "0.125.0",
+        ["gpt-5.5"],
+    )
+
+
+def test_rollout_usage_takes_each_distinct_last_token_usage_once():
+    session = parse_files([MAIN])
+    assert session.usage() == Usage(input=9000, output=580, cache_read=16500, reasoning=240)
+    assert session.reported_usage == session.usage()
+    assert len([e for e in session.events if e.usage is not None]) == 4
+
+
+def test_rollout_reasoning_is_encrypted_with_the_readable_summary_kept():
+    session = parse_files([MAIN])
+    reasoning = only(session.events, Kind.REASONING)
+    assert [(e.text, e.encrypted) for e in reasoning] == [
+        ("**Reading the reference first**", True),
+        ("**Writing the kernel**", True),
+    ]
+
+
+def test_rollout_calls_pair_with_outputs_and_exec_end_details():
+    session = parse_files([MAIN])
+    results = {e.call_id: e for e in only(session.events, Kind.TOOL_RESULT)}
+    assert (results["call_read1"].exit_code, results["call_read1"].duration_ms) == (0, 412)
+    assert (results["call_run1"].exit_code, results["call_run1"].is_error) == (1, True)
+    assert results["call_patch1"].text.startswith("Success. Updated")
+    assert results["call_patch1"].duration_ms == 300
+
+
+def test_rollout_patch_diff_comes_from_patch_apply_end():
+    session = parse_files([MAIN])
+    (patch,) = [e for e in session.events if e.tool_name == "apply_patch"]
+    assert patch.file_path == "solution.py"
+    assert patch.diff.splitlines()[:3] == ["--- /dev/null", "+++ b/solution.py", "@@ -0,0 +1,4 @@"]
+
+
+def test_rollout_compaction_and_unknown_records_are_kept():
+    session = parse_files([MAIN])
+    assert [e.subtype for e in only(session.events, Kind.SYSTEM) if e.subtype == "compaction"] == [
+        "compaction",
+        "compaction",
+    ]
+    (raw,) = only(session.events, Kind.RAW)
+    assert raw.raw["type"] == "world_state"
+
+
+def test_spawned_agent_rollout_nests_under_its_spawn_call_without_parent_history():
+    session = parse_files([CHILD, MAIN])
+    (call,) = [e for e in session.events if e.children]
+    assert call.tool_name == "spawn_agent"
+    (child,) = call.children
+    assert child.agent_id == "0199aaaa-0000-7000-8000-000000000002"
+    assert child.agent_type == "explorer"
+    assert child.description == "Find how triton is installed here"
+    assert child.models == ["gpt-5.5-mini"]
+    assert [e.kind for e in child.events] == [
+        Kind.USER,
+        Kind.TOOL_CALL,
+        Kind.TOOL_RESULT,
+        Kind.ASSISTANT,
+    ]
+    assert child.usage() == Usage(input=3100, output=52, cache_read=3000)
+
+
+def test_exec_json_given_with_its_rollout_defers_to_the_rollout():
+    session = parse_files([SAMPLES / "codex-exec-json-command.jsonl", MAIN])
+    assert session.format == "codex-rollout"
+    assert any("codex-exec-json-command.jsonl" in warning for warning in session.warnings)

@@ -1,0 +1,175 @@
+import json
+import re
+from pathlib import Path
+
+from viewer_cases import PAYLOAD, hostile_context, hostile_session
+
+from transcripts import payload as payload_module
+from transcripts.model import Event, Kind, Session
+from transcripts.parsers import parse_files
+from transcripts.render import render_html
+
+SAMPLES = Path(__file__).parent / "samples"
+EDITS = SAMPLES / "claude-jsonl-edits-3fe1b6bc.jsonl"
+STREAM = SAMPLES / "claude-stream-json-task-subagent.jsonl"
+DATA_OPEN = '<script type="application/json" id="run-data">'
+
+
+def data_block(html: str) -> str:
+    start = html.index(DATA_OPEN) + len(DATA_OPEN)
+    return html[start : html.index("</script>", start)]
+
+
+def page_sessions(html: str) -> list[dict]:
+    return json.loads(data_block(html))["sessions"]
+
+
+def page_events(html: str) -> list[dict]:
+    return [event for session in page_sessions(html) for event in session["ev"]]
+
+
+def model_events(session: Session) -> list[Event]:
+    return [event for _depth, sub in session.walk() for event in sub.events]
+
+
+def test_every_tool_call_of_the_claude_sample_is_in_the_page():
+    session = parse_files([EDITS])
+    events = page_events(render_html(session, context={}))
+    calls = [e["ci"] for e in events if e["k"] == Kind.TOOL_CALL]
+    expected = [e.call_id for e in session.events if e.kind == Kind.TOOL_CALL]
+    assert len(calls) == 76
+    assert calls == expected
+
+
+def test_every_diff_of_the_claude_sample_is_embedded_whole():
+    session = parse_files([EDITS])
+    diffs = [e["df"] for e in page_events(render_html(session, context={})) if "df" in e]
+    assert len(diffs) >= 18
+    assert diffs == [e.diff for e in session.events if e.diff]
+    assert any(d.startswith("--- ") and "\n@@ -299,14 +299,47 @@" in d for d in diffs)
+
+
+def test_every_event_keeps_its_text_arguments_and_kind():
+    session = parse_files([EDITS])
+    pairs = zip(page_events(render_html(session, context={})), model_events(session), strict=True)
+    for shown, event in pairs:
+        assert shown["k"] == event.kind
+        assert shown.get("x", "") == event.text
+        assert shown.get("a") == event.arguments
+
+
+def test_totals_show_the_deduplicated_token_counts_of_the_sample():
+    html = render_html(parse_files([EDITS]), context={})
+    totals = html[html.index('id="totals"') : html.index("</section>", html.index('id="totals"'))]
+    for figure in ("15,377", "34,781", "1,707,033", "5,157,884", ">76<", ">67<"):
+        assert figure in totals
+
+
+def test_subagent_session_nests_under_its_task_call_with_its_own_totals():
+    sessions = page_sessions(render_html(parse_files([STREAM]), context={}))
+    child = sessions[1]
+    parent_event = sessions[0]["ev"][child["p"][1]]
+    assert parent_event["ci"] == "toolu_01EMBD2Ez8pt8LWj5ovow1mU"
+    assert parent_event["ch"] == [1]
+    assert child["dp"] == 1
+    assert child["tot"]["tool_calls"] == 35
+    assert sessions[0]["tot"]["tool_calls"] == 36
+
+
+def test_embedded_json_cannot_close_the_script_block_or_break_javascript():
+    html = render_html(hostile_session(), context=hostile_context())
+    block = data_block(html)
+    assert "<" not in block and ">" not in block
+    assert "\u2028" not in block and "\u2029" not in block
+    assert "\\u2028" in block
+    assert json.loads(block)["sessions"][0]["ev"][0]["x"] == PAYLOAD
+
+
+def test_server_rendered_parts_escape_every_hostile_string():
+    html = render_html(hostile_session(), context=hostile_context())
+    outside = html.replace(data_block(html), "")
+    assert "window.__xss" in outside  # the escaped payloads are shown
+    assert "<script>window" not in outside
+    assert "<img" not in outside and "<svg" not in outside and "<iframe" not in outside
+    assert not re.search(r"<[a-zA-Z][^>]*\son[a-z]+\s*=", outside)
+
+
+def test_csp_hashes_match_the_inline_script_and_style():
+    from transcripts.render import sha256_source
+
+    html = render_html(parse_files([STREAM]), context={"solution": "x = 1\n"})
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
+    style = re.search(r"<style>(.*?)</style>", html, re.S).group(1)
+    script = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert len(script) == 1
+    assert f"script-src '{sha256_source(script[0])}';" in policy
+    assert f"style-src '{sha256_source(style)}';" in policy
+    assert "default-src 'none'" in policy and "connect-src 'none'" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert html.index("Content-Security-Policy") < html.index("<title>")
+
+
+def test_assistant_markdown_drops_raw_html_and_unsafe_links():
+    session = Session(
+        id="s",
+        harness="claude-code",
+        format="claude-jsonl",
+        events=[
+            Event(
+                kind=Kind.ASSISTANT,
+                id="a",
+                text="**bold** <b>raw</b> [bad](javascript:alert(1)) [good](https://example.com)",
+            )
+        ],
+    )
+    fragment = page_events(render_html(session, context={}))[0]["h"]
+    assert "<strong>bold</strong>" in fragment
+    assert "&lt;b&gt;raw&lt;/b&gt;" in fragment
+    assert 'href="javascript' not in fragment
+    assert 'href="https://example.com"' in fragment
+
+
+def test_prose_past_the_markdown_budget_is_kept_as_plain_text(monkeypatch):
+    monkeypatch.setattr(payload_module, "MARKDOWN_BUDGET_CHARS", 10)
+    events = [Event(kind=Kind.ASSISTANT, id=str(n), text=f"*prose {n}*") for n in range(3)]
+    session = Session(id="s", harness="h", format="f", events=events)
+    shown = page_events(render_html(session, context={}))
+    assert "h" in shown[0]
+    assert "h" not in shown[1] and shown[1]["x"] == "*prose 1*"
+
+
+def test_held_out_shape_parameters_never_reach_the_page():
+    html = render_html(hostile_session(), context=hostile_context())
+    assert "987654321" not in html
+    assert "held-out case 1" in html
+    assert '<table class="gates">' in html and '<table class="shapes">' in html
+
+
+def test_solution_is_highlighted_by_pygments_and_escaped():
+    html = render_html(hostile_session(), context=hostile_context())
+    solution = html[html.index('id="solution"') :]
+    solution = solution[: solution.index("</section>")]
+    assert 'class="hl"' in solution
+    assert "&lt;script&gt;" in solution and "<script>" not in solution
+
+
+def test_event_anchors_are_unique_and_made_of_safe_characters():
+    events = page_events(render_html(hostile_session(), context=hostile_context()))
+    anchors = [event["id"] for event in events]
+    assert len(set(anchors)) == len(anchors)
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]+", anchor) for anchor in anchors)
+
+
+def test_encrypted_and_empty_reasoning_are_flagged_for_the_viewer():
+    events = page_events(render_html(hostile_session(), context=hostile_context()))
+    encrypted = [e for e in events if e["k"] == Kind.REASONING and e.get("enc")]
+    assert encrypted and all("x" not in e for e in encrypted)
+
+
+def test_lone_surrogates_anywhere_still_give_a_page_that_encodes_as_utf8():
+    half_emoji = "cut \ud83d here"
+    event = Event(kind=Kind.TOOL_RESULT, id="r", text=half_emoji)
+    session = Session(id="s", harness="h", format="f", title=half_emoji, events=[event])
+    html = render_html(session, context={"solution": half_emoji})
+    html.encode("utf-8")
+    assert page_events(html)[0]["x"] == half_emoji

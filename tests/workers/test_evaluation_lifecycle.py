@@ -1,0 +1,165 @@
+"""Evaluation services end to end in-process: eager tasks, the fake engine, the default database."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from submissions import evaluations, tasks
+from submissions.models import BaselineTiming, Evaluation, Run, ShapeResult
+from tests.factories import make_problem
+from tests.workers.conftest import make_cpu_hardware, make_graded_run
+
+pytestmark = pytest.mark.django_db
+
+
+def evaluate(run, capture, **fields) -> Evaluation:
+    with capture(execute=True):
+        evaluation = evaluations.create_evaluation(run=run, **fields)
+    evaluation.refresh_from_db()
+    return evaluation
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[tuple[int, str]]:
+    messages = []
+
+    def record(*, kwargs, queue):
+        messages.append((kwargs["evaluation_id"], queue))
+
+    monkeypatch.setattr(tasks.evaluate, "apply_async", record)
+    return messages
+
+
+def test_an_evaluation_is_sent_to_its_hardware_queue_only_after_commit(
+    sent, django_capture_on_commit_callbacks
+):
+    run = make_graded_run(hardware=make_cpu_hardware(queue="gpu.test-h100"))
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        evaluation = evaluations.create_evaluation(run=run)
+        assert sent == []
+    assert len(callbacks) == 1
+    assert sent == [(evaluation.pk, "gpu.test-h100")]
+    run.refresh_from_db()
+    assert run.status == Run.Status.QUEUED
+
+
+def test_a_queued_run_is_graded_and_the_run_shows_evaluated(
+    fake_engine, django_capture_on_commit_callbacks
+):
+    run = make_graded_run()
+    evaluation = evaluate(run, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert (evaluation.status, evaluation.verdict, run.status) == ("done", "ok", "evaluated")
+    assert evaluation.attempts == 1
+    assert evaluation.engine_version == "fake-1"
+    assert evaluation.environment["hostname"] == "fake"
+    assert evaluation.worker_host and evaluation.finished_at >= evaluation.started_at
+    assert evaluation.result["shapes"][0]["params"] == {"rows": 4, "cols": 33}
+    shape = ShapeResult.objects.get(evaluation=evaluation)
+    assert (shape.set, shape.median_us, shape.correct) == ("smoke", 10.0, True)
+
+
+def test_a_duplicate_delivery_grades_nothing_twice(fake_engine, django_capture_on_commit_callbacks):
+    evaluation = evaluate(make_graded_run(), django_capture_on_commit_callbacks)
+    tasks.evaluate(evaluation_id=evaluation.pk)
+    tasks.evaluate.apply(kwargs={"evaluation_id": evaluation.pk})
+    assert len(fake_engine.lines("start")) == 1
+    assert ShapeResult.objects.filter(evaluation=evaluation).count() == 1
+
+
+def test_a_second_claim_of_the_same_evaluation_finds_nothing(sent):
+    evaluation = evaluations.create_evaluation(run=make_graded_run())
+    first = evaluations.claim(evaluation_id=evaluation.pk)
+    assert first == evaluations.Claim(evaluation.pk, 1)
+    assert evaluations.claim(evaluation_id=evaluation.pk) is None
+    assert Run.objects.get(pk=evaluation.run_id).status == Run.Status.EVALUATING
+
+
+def test_a_stale_attempt_cannot_overwrite_the_attempt_that_replaced_it(sent, fake_engine):
+    evaluation = evaluations.create_evaluation(run=make_graded_run())
+    stale = evaluations.claim(evaluation_id=evaluation.pk)
+    evaluations.sweep(now=timezone.now() + timedelta(hours=1))
+    fresh = evaluations.claim(evaluation_id=evaluation.pk)
+    result = _result("incorrect")
+    assert evaluations.record_result(stale, result) is False
+    assert evaluations.heartbeat(stale) is False
+    assert evaluations.record_result(fresh, _result("ok")) is True
+    assert evaluations.record_result(fresh, result) is False
+    evaluation.refresh_from_db()
+    assert (evaluation.verdict, evaluation.attempts) == ("ok", 2)
+
+
+def test_a_candidate_failure_is_a_result_not_a_retry(
+    fake_engine, django_capture_on_commit_callbacks
+):
+    run = make_graded_run("# fake: verdict=incorrect\n")
+    evaluation = evaluate(run, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert (evaluation.status, evaluation.verdict, evaluation.attempts) == ("done", "incorrect", 1)
+    assert evaluation.reason == "fake incorrect"
+    assert run.status == Run.Status.EVALUATED
+
+
+def test_an_engine_crash_is_retried_then_ends_as_infra_error(
+    fake_engine, settings, django_capture_on_commit_callbacks
+):
+    settings.ARENA_EVAL_MAX_ATTEMPTS = 2
+    run = make_graded_run("# fake: crash\n")
+    evaluation = evaluate(run, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert (evaluation.status, evaluation.verdict, evaluation.attempts) == ("error", "infra_error", 2)
+    assert "crashed on purpose" in evaluation.reason
+    assert len(fake_engine.lines("start")) == 2
+    assert run.status == Run.Status.FAILED
+
+
+def test_the_sweeper_takes_back_expired_leases_and_resends_lost_messages(sent):
+    hardware = make_cpu_hardware(queue="gpu.sweep")
+    running = evaluations.create_evaluation(run=make_graded_run(hardware=hardware))
+    evaluations.claim(evaluation_id=running.pk)
+    lost = evaluations.create_evaluation(run=make_graded_run(hardware=hardware))
+    fresh = evaluations.create_evaluation(run=make_graded_run(hardware=hardware))
+    Evaluation.objects.filter(pk=fresh.pk).update(lease_expires_at=timezone.now() + timedelta(1))
+    later = timezone.now() + timedelta(seconds=700)
+    report = evaluations.sweep(now=later)
+    assert report == evaluations.SweepReport(requeued=1, resent=1, failed=0)
+    assert Evaluation.objects.get(pk=running.pk).status == "queued"
+    assert evaluations.sweep(now=later) == evaluations.SweepReport()
+
+
+def test_the_sweeper_gives_up_after_the_last_attempt(sent, settings):
+    settings.ARENA_EVAL_MAX_ATTEMPTS = 1
+    evaluation = evaluations.create_evaluation(run=make_graded_run())
+    evaluations.claim(evaluation_id=evaluation.pk)
+    report = evaluations.sweep(now=timezone.now() + timedelta(hours=1))
+    evaluation.refresh_from_db()
+    assert report.failed == 1
+    assert (evaluation.status, evaluation.verdict) == ("error", "infra_error")
+    assert "stopped heartbeating" in evaluation.reason
+    assert Run.objects.get(pk=evaluation.run_id).status == Run.Status.FAILED
+
+
+def test_baselines_measured_once_are_reused_by_the_next_grading(
+    fake_engine, django_capture_on_commit_callbacks
+):
+    run = make_graded_run(problem=make_problem("row_sum", version="v1"))
+    first = evaluate(run, django_capture_on_commit_callbacks)
+    stored = BaselineTiming.objects.get()
+    assert (stored.shape_key, stored.gpu_model, stored.torch_version) == (
+        "cols=33,rows=4", "fake-gpu", "0.0-fake")
+    again = evaluate(run, django_capture_on_commit_callbacks, trigger="reevaluate")
+    assert first.result["shapes"][0]["baseline_cached"] is False
+    assert again.result["shapes"][0]["baseline_cached"] is True
+    assert BaselineTiming.objects.count() == 1
+
+
+def test_a_message_for_a_deleted_evaluation_is_logged_and_dropped(caplog):
+    tasks.evaluate(evaluation_id=987654)
+    assert "987654 is gone" in caplog.text
+
+
+def _result(verdict: str):
+    from runners.schema import EvaluationResult
+
+    return EvaluationResult(problem="softmax", problem_version="v1", device="cpu", verdict=verdict)

@@ -1,0 +1,5 @@
+import sys
+
+from transcripts.cli import main
+
+sys.exit(main())

@@ -1,0 +1,377 @@
+var ArenaViewer = (function () {
+  'use strict';
+  // Untrusted strings only ever reach the DOM through textContent; the one innerHTML below takes
+  // assistant markdown that the server already sanitised with bleach.
+  var SESSIONS = JSON.parse(document.getElementById('run-data').textContent).sessions;
+  var PAGE = 100;
+  var PREVIEW_LINES = 20;
+  var PREVIEW_CHARS = 3000;
+  var DIFF_PREVIEW = 40;
+  var LABELS = {
+    user: 'user', assistant: 'assistant', reasoning: 'reasoning', tool_call: 'tool call',
+    tool_result: 'tool result', system: 'system', raw: 'raw'
+  };
+  var filter = { kinds: {}, tool: '' };
+  var lists = [];
+  var matchCache = {};
+  var anchors = null;
+  var observer = new IntersectionObserver(onIntersect, { rootMargin: '1200px' });
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function fmt(n) { return Number(n).toLocaleString('en-US'); }
+
+  function short(n) {
+    if (n >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 0 : 1) + 'M';
+    if (n >= 1e3) return (n / 1e3).toFixed(n >= 1e4 ? 0 : 1) + 'k';
+    return String(n);
+  }
+
+  function oneLine(text, max) {
+    var s = String(text).replace(/\s+/g, ' ').trim();
+    return s.length > max ? s.slice(0, max - 1) + '\u2026' : s;
+  }
+
+  // ---- filters -------------------------------------------------------------------------------
+  function eventMatches(ev) {
+    return !!filter.kinds[ev.k] && (!filter.tool || ev.tn === filter.tool);
+  }
+
+  function sessionHasMatch(s) {
+    if (matchCache[s] === undefined) {
+      matchCache[s] = false;
+      var evs = SESSIONS[s].ev;
+      for (var i = 0; i < evs.length; i++) {
+        if (visible(s, i)) { matchCache[s] = true; break; }
+      }
+    }
+    return matchCache[s];
+  }
+
+  function visible(s, i) {
+    var ev = SESSIONS[s].ev[i];
+    if (eventMatches(ev)) return true;
+    return !!ev.ch && ev.ch.some(sessionHasMatch);
+  }
+
+  function filtersChanged() {
+    matchCache = {};
+    lists = [];
+    mountList(document.getElementById('timeline'), 0);
+  }
+
+  function clearFilters() {
+    document.querySelectorAll('#kind-filters input').forEach(function (box) {
+      box.checked = true;
+      filter.kinds[box.value] = true;
+    });
+    filter.tool = '';
+    document.getElementById('tool-filter').value = '';
+    filtersChanged();
+  }
+
+  // ---- paged lists ---------------------------------------------------------------------------
+  function mountList(box, s) {
+    var list = { box: box, s: s, order: [], shown: 0, nodes: {}, more: null };
+    box.textContent = '';
+    lists.push(list);
+    var evs = SESSIONS[s].ev;
+    for (var i = 0; i < evs.length; i++) if (visible(s, i)) list.order.push(i);
+    if (!list.order.length) box.appendChild(el('p', 'muted', 'No events match the filters.'));
+    list.more = el('button', 'more', '');
+    list.more.type = 'button';
+    list.more._list = list;
+    box.appendChild(list.more);
+    renderMore(list);
+    return list;
+  }
+
+  function renderMore(list, upto) {
+    var end = Math.min(list.order.length, Math.max(list.shown + PAGE, (upto || 0) + 1));
+    var frag = document.createDocumentFragment();
+    for (var j = list.shown; j < end; j++) {
+      var i = list.order[j];
+      list.nodes[i] = renderEvent(list.s, i);
+      frag.appendChild(list.nodes[i]);
+    }
+    list.box.insertBefore(frag, list.more);
+    list.shown = end;
+    observer.unobserve(list.more);
+    if (end >= list.order.length) {
+      list.more.hidden = true;
+    } else {
+      list.more.textContent = 'show more (' + fmt(list.order.length - end) + ' events left)';
+      observer.observe(list.more);
+    }
+  }
+
+  function onIntersect(entries) {
+    entries.forEach(function (entry) {
+      var list = entry.target._list;
+      if (entry.isIntersecting && list && list.shown < list.order.length) renderMore(list);
+    });
+  }
+
+  // ---- events --------------------------------------------------------------------------------
+  function renderEvent(s, i) {
+    var ev = SESSIONS[s].ev[i];
+    var node = el('article', 'ev k-' + ev.k + (ev.err ? ' error' : ''));
+    node.id = 'e-' + ev.id;
+    var head = el('div', 'ev-head');
+    head.appendChild(el('span', 'kind', LABELS[ev.k] || ev.k));
+    if (ev.tn) head.appendChild(el('span', 'tool', ev.tn));
+    var summary = eventSummary(ev);
+    if (summary) head.appendChild(el('span', 'summary', summary));
+    if (ev.u) head.appendChild(usageBadge(ev.u));
+    var model = SESSIONS[s].m && SESSIONS[s].m[0];
+    if (ev.m && ev.m !== model) head.appendChild(el('span', 'badge', ev.m));
+    if (ev.t) head.appendChild(el('time', 'ts', ev.t));
+    var link = el('a', 'permalink', '#');
+    link.href = '#e-' + ev.id;
+    link.title = 'permalink';
+    head.appendChild(link);
+    node.appendChild(head);
+    (BODIES[ev.k] || rawBody)(ev, node);
+    return node;
+  }
+
+  function eventSummary(ev) {
+    if (ev.k === 'tool_call') return argSummary(ev.a);
+    if (ev.k === 'system') return ev.st || '';
+    if (ev.k === 'tool_result') {
+      var bits = [];
+      if (ev.err) bits.push('error');
+      if (ev.ec !== undefined) bits.push('exit ' + ev.ec);
+      if (ev.ms !== undefined) bits.push(fmt(ev.ms) + ' ms');
+      return bits.join(' \u00b7 ');
+    }
+    return '';
+  }
+
+  var ARG_KEYS = ['command', 'cmd', 'file_path', 'filePath', 'path', 'pattern', 'query', 'url',
+    'description', 'prompt', 'skill', 'subagent_type'];
+
+  function argSummary(a) {
+    if (a === undefined || a === null) return '';
+    if (typeof a !== 'object') return oneLine(a, 160);
+    for (var n = 0; n < ARG_KEYS.length; n++) {
+      var v = a[ARG_KEYS[n]];
+      if (typeof v === 'string' && v) return oneLine(v, 160);
+    }
+    return oneLine(JSON.stringify(a), 160);
+  }
+
+  function usageBadge(u) {
+    var context = u[0] + u[2] + u[3];
+    var badge = el('span', 'badge tokens',
+      'in ' + short(u[0]) + ' \u00b7 out ' + short(u[1]) + ' \u00b7 ctx ' + short(context));
+    badge.title = 'input ' + fmt(u[0]) + ', output ' + fmt(u[1]) + ', cache read ' + fmt(u[2]) +
+      ', cache write ' + fmt(u[3]) + (u[4] ? ', reasoning ' + fmt(u[4]) : '');
+    return badge;
+  }
+
+  var BODIES = {
+    user: function (ev, node) { node.appendChild(textBlock(ev.x || '')); },
+    system: function (ev, node) { if (ev.x) node.appendChild(textBlock(ev.x)); },
+    assistant: function (ev, node) {
+      if (ev.h === undefined) { node.appendChild(textBlock(ev.x || '', 'text prose')); return; }
+      var div = el('div', 'md');
+      div.innerHTML = ev.h;
+      node.appendChild(div);
+    },
+    reasoning: function (ev, node) {
+      var label = ev.enc ? 'reasoning: encrypted' : (ev.x ? 'reasoning: ' + fmt(ev.x.length) +
+        ' chars' : 'reasoning: empty');
+      if (!ev.x) { node.appendChild(el('p', 'muted', label)); return; }
+      node.appendChild(lazyDetails(label, function (d) { d.appendChild(textBlock(ev.x)); }));
+    },
+    tool_call: function (ev, node) {
+      if (ev.f) node.appendChild(el('div', 'path', ev.f));
+      if (ev.df) node.appendChild(diffBlock(ev.df, ev.f || ''));
+      if (ev.x) node.appendChild(textBlock(ev.x));
+      if (ev.a !== undefined) {
+        node.appendChild(lazyDetails('arguments', function (d) {
+          d.appendChild(textBlock(typeof ev.a === 'string' ? ev.a : JSON.stringify(ev.a, null, 2)));
+        }));
+      }
+      (ev.ch || []).forEach(function (c) { node.appendChild(subagentSection(c)); });
+    },
+    tool_result: function (ev, node) { node.appendChild(textBlock(ev.x || '')); }
+  };
+
+  function rawBody(ev, node) {
+    if (ev.x) node.appendChild(textBlock(ev.x));
+    if (ev.raw !== undefined) {
+      node.appendChild(lazyDetails('raw record', function (d) {
+        d.appendChild(textBlock(JSON.stringify(ev.raw, null, 2)));
+      }));
+    }
+  }
+
+  function lazyDetails(label, fill) {
+    var d = el('details', 'lazy');
+    d.appendChild(el('summary', null, label));
+    d._fill = fill;
+    return d;
+  }
+
+  function fillDetails(d) {
+    var fill = d._fill;
+    d._fill = null;
+    if (fill) fill(d);
+  }
+
+  function previewCut(text) {
+    var pos = 0;
+    for (var n = 0; n < PREVIEW_LINES && pos < text.length; n++) {
+      var nl = text.indexOf('\n', pos);
+      pos = nl < 0 ? text.length : nl + 1;
+    }
+    var cut = Math.min(pos, PREVIEW_CHARS);
+    return cut >= text.length ? -1 : cut;
+  }
+
+  function textBlock(text, cls) {
+    var pre = el('pre', cls || 'text');
+    var cut = previewCut(text);
+    if (cut < 0) { pre.textContent = text; return pre; }
+    pre.textContent = text.slice(0, cut);
+    var wrap = el('div', 'long');
+    wrap.appendChild(pre);
+    var lines = text.split('\n').length;
+    var button = el('button', 'show-all', 'show all (' + fmt(lines) + ' lines, ' +
+      fmt(text.length) + ' chars)');
+    button.type = 'button';
+    button._expand = function () { pre.textContent = text; button.remove(); };
+    wrap.appendChild(button);
+    return wrap;
+  }
+
+  function subagentSection(c) {
+    var sub = SESSIONS[c];
+    var d = el('details', 'subagent depth-' + Math.min(sub.dp, 6));
+    d.dataset.s = String(c);
+    var summary = el('summary');
+    summary.appendChild(el('span', 'sub-title', 'subagent' + (sub.at ? ' \u00b7 ' + sub.at : '')));
+    if (sub.d) summary.appendChild(el('span', 'summary', sub.d));
+    summary.appendChild(el('span', 'badge', totalsLine(sub.tot, sub.ev.length)));
+    d.appendChild(summary);
+    d._fill = function (dd) {
+      var box = el('div', 'events');
+      dd.appendChild(box);
+      dd._list = mountList(box, c);
+    };
+    return d;
+  }
+
+  function totalsLine(t, events) {
+    var u = t.usage;
+    var total = u.input + u.output + u.cache_read + u.cache_write;
+    var bits = [fmt(events) + ' events', fmt(t.tool_calls) + ' tool calls',
+      short(total) + ' tokens (in ' + short(u.input) + ', out ' + short(u.output) + ')'];
+    if (t.subagents) bits.push(t.subagents + ' subagents');
+    if (t.duration_ms) bits.push((t.duration_ms / 1000).toFixed(1) + ' s');
+    if (t.cost_usd !== null && t.cost_usd !== undefined) bits.push('$' + t.cost_usd.toFixed(4));
+    return bits.join(' \u00b7 ');
+  }
+
+  // ---- diffs ---------------------------------------------------------------------------------
+  var KEYWORDS = {
+    py: 'and as assert async await break class continue def del elif else except False finally ' +
+      'for from global if import in is lambda None nonlocal not or pass raise return True try ' +
+      'while with yield self',
+    c: 'auto bool break case char class const constexpr continue default do double else enum ' +
+      'extern float for if inline int long namespace return short signed sizeof static struct ' +
+      'switch template typedef typename unsigned void volatile while __global__ __device__ ' +
+      '__shared__ __host__ __restrict__ true false nullptr let var function new this'
+  };
+  var KEYWORD_SETS = {};
+  Object.keys(KEYWORDS).forEach(function (lang) {
+    KEYWORD_SETS[lang] = {};
+    KEYWORDS[lang].split(' ').forEach(function (w) { KEYWORD_SETS[lang][w] = true; });
+  });
+  var TOKENS = {
+    py: /(#.*)|("(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?)|(\b\d[\w.]*)|([A-Za-z_]\w*)/g,
+    c: /(\/\/.*|#\s*\w+)|("(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?)|(\b\d[\w.]*)|([A-Za-z_]\w*)/g
+  };
+
+  function langOf(path) {
+    var m = /\.(\w+)$/.exec(path);
+    var ext = m ? m[1].toLowerCase() : '';
+    if (ext === 'py' || ext === 'pyi') return 'py';
+    if (/^(c|cc|cpp|cu|cuh|h|hpp|js|ts|rs|go|java)$/.test(ext)) return 'c';
+    return '';
+  }
+
+  function highlightInto(parent, code, lang) {
+    if (!lang || code.length > 2000) { parent.appendChild(document.createTextNode(code)); return; }
+    var re = TOKENS[lang], words = KEYWORD_SETS[lang], last = 0, plain = '', m;
+    re.lastIndex = 0;
+    while ((m = re.exec(code)) !== null) {
+      var cls = m[1] ? 'tk-c' : m[2] ? 'tk-s' : m[3] ? 'tk-n' : (words[m[4]] ? 'tk-k' : '');
+      plain += code.slice(last, m.index);
+      last = re.lastIndex;
+      if (!cls) { plain += m[0]; continue; }
+      if (plain) parent.appendChild(document.createTextNode(plain));
+      plain = '';
+      parent.appendChild(el('span', cls, m[0]));
+    }
+    plain += code.slice(last);
+    if (plain) parent.appendChild(document.createTextNode(plain));
+  }
+
+  function appendDiffLines(pre, lines, from, to, lang, state) {
+    var frag = document.createDocumentFragment();
+    for (var n = from; n < to; n++) {
+      var line = lines[n], c = line.charAt(0), cls = 'ctx';
+      if (line.slice(0, 2) === '@@') { state.inHunk = true; cls = 'hunk'; }
+      else if (!state.inHunk && (line.slice(0, 3) === '---' || line.slice(0, 3) === '+++')) cls = 'file';
+      else if (c === '+') cls = 'add';
+      else if (c === '-') cls = 'del';
+      else if (c === '\\') cls = 'note';
+      var span = el('span', 'dl ' + cls);
+      if (cls === 'add' || cls === 'del' || (cls === 'ctx' && c === ' ')) {
+        span.appendChild(el('span', 'dm', c));
+        highlightInto(span, line.slice(1), lang);
+      } else {
+        span.textContent = line;
+      }
+      span.appendChild(document.createTextNode('\n'));
+      frag.appendChild(span);
+    }
+    pre.appendChild(frag);
+  }
+
+  function diffBlock(diff, path) {
+    var lines = diff.split('\n');
+    if (lines.length && lines[lines.length - 1] === '') lines.pop();
+    var lang = langOf(path), state = { inHunk: false };
+    var wrap = el('div', 'diff-wrap');
+    var pre = el('pre', 'diff');
+    wrap.appendChild(pre);
+    var head = Math.min(lines.length, DIFF_PREVIEW);
+    appendDiffLines(pre, lines, 0, head, lang, state);
+    if (head < lines.length) {
+      var button = el('button', 'show-all', 'show all (' + fmt(lines.length) + ' diff lines)');
+      button.type = 'button';
+      button._expand = function () {
+        appendDiffLines(pre, lines, head, lines.length, lang, state);
+        button.remove();
+      };
+      wrap.appendChild(button);
+    }
+    return wrap;
+  }
+
+  return {
+    SESSIONS: SESSIONS, filter: filter, el: el, fmt: fmt, short: short, oneLine: oneLine,
+    lists: function () { return lists; }, mountList: mountList, renderMore: renderMore,
+    fillDetails: fillDetails, visible: visible, filtersChanged: filtersChanged,
+    clearFilters: clearFilters
+  };
+})();

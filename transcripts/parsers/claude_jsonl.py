@@ -1,0 +1,170 @@
+"""Claude Code session files (``~/.claude/projects/<slug>/<sessionId>.jsonl``) and their subagents.
+
+Subagent records come inline (``isSidechain``), in ``agent-<id>.jsonl`` beside the session file, or
+in ``<sessionId>/subagents/agent-<id>.jsonl``, and may be mirrored again in ``progress`` records;
+``claude_tree`` gathers them and hangs each under its spawning tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from transcripts.model import Event, Kind, Session
+from transcripts.parsers import claude_blocks as blocks
+from transcripts.parsers.common import (
+    SessionBuilder,
+    as_text,
+    raw_event,
+)
+
+FORMAT = "claude-jsonl"
+HARNESS = "claude-code"
+SKIPPED = frozenset({"file-history-snapshot", "queue-operation", "file-history-delta"})
+TITLES = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
+SYSTEM_SUBTYPES = {"compact_boundary": "compaction", "stop_hook_summary": "hook"}
+_AGENT_ID_TEXT = re.compile(r"agentId: ([\w-]+)")
+
+
+def looks_like(record: dict) -> bool:
+    if record.get("type") in ("summary", "file-history-snapshot", "queue-operation"):
+        return True
+    return "parentUuid" in record or ("uuid" in record and "sessionId" in record)
+
+
+class ClaudeReader:
+    """Turns the records of one Claude Code session (main or subagent) into its events."""
+
+    HANDLERS = {"assistant": "_assistant", "user": "_user", "system": "_system"}
+
+    def __init__(self, session: Session, agent_id: str | None = None):
+        self.builder = SessionBuilder(session)
+        self.agent_id = agent_id
+        self.links: dict[str, str] = {}  # Task/Agent tool_use id -> spawned agent id
+        self.uuids: set[str] = set()
+
+    @property
+    def session(self) -> Session:
+        return self.builder.session
+
+    def feed(self, record: dict) -> None:
+        uuid = record.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.uuids:
+                return
+            self.uuids.add(uuid)
+        record_type = str(record.get("type"))
+        self.builder.count(record_type)
+        self._envelope(record)
+        handler = self.HANDLERS.get(record_type)
+        if handler is not None:
+            getattr(self, handler)(record)
+        elif record_type in TITLES:
+            self.session.title = as_text(record.get(TITLES[record_type])) or self.session.title
+        elif record_type not in SKIPPED:
+            self.builder.add(raw_event(record, record.get("timestamp")))
+
+    def _envelope(self, record: dict) -> None:
+        session = self.session
+        self.builder.note_time(record.get("timestamp"))
+        if session.cwd is None and isinstance(record.get("cwd"), str):
+            session.cwd = record["cwd"]
+        if session.cli_version is None and isinstance(record.get("version"), str):
+            session.cli_version = record["version"]
+        if not session.id and isinstance(record.get("sessionId"), str):
+            session.id = record["sessionId"]
+
+    def _assistant(self, record: dict) -> None:
+        message = record.get("message")
+        if not isinstance(message, dict):
+            self.builder.add(raw_event(record, record.get("timestamp")))
+            return
+        events = blocks.assistant_events(message, record.get("timestamp"))
+        api_call_id = message.get("id") if isinstance(message.get("id"), str) else None
+        if record.get("isApiErrorMessage") or record.get("is_api_error_message"):
+            _as_system(events, "api_error")
+        model = message.get("model")
+        if model != "<synthetic>":
+            self.builder.note_model(model)
+        for event in events:
+            event.api_call_id = api_call_id
+            self.builder.add(event)
+        usage = blocks.claude_usage(message.get("usage"))
+        if events and api_call_id and usage is not None:
+            self.builder.set_api_usage(api_call_id, events[0], usage)
+
+    def _user(self, record: dict) -> None:
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        events = blocks.user_block_events(content, record.get("timestamp"))
+        if record.get("isCompactSummary"):
+            _as_system(events, "compaction_summary")
+        elif record.get("isMeta"):
+            _as_system(events, "injected")
+        detail = record.get("toolUseResult", record.get("tool_use_result"))
+        for event in events:
+            self.builder.add(event)
+            if event.kind == Kind.TOOL_RESULT:
+                blocks.apply_tool_use_result(self.builder, event, detail)
+                self._note_agent_link(event, detail, record)
+
+    def _note_agent_link(self, result: Event, detail: Any, record: dict) -> None:
+        agent_id = detail.get("agentId") if isinstance(detail, dict) else None
+        if not agent_id:
+            match = _AGENT_ID_TEXT.search(result.text)
+            agent_id = match.group(1) if match else None
+        call = self.builder.call_for(result.call_id)
+        if not agent_id and call is not None and call.tool_name in blocks.SUBAGENT_TOOLS:
+            own = record.get("agentId")
+            agent_id = own if own != self.agent_id else None
+        if agent_id and result.call_id:
+            self.links[result.call_id] = str(agent_id)
+
+    def _system(self, record: dict) -> None:
+        subtype = str(record.get("subtype") or "system")
+        text = record.get("content")
+        if text is None and subtype == "turn_duration":
+            text = f"turn took {record.get('durationMs')} ms"
+        event = Event(
+            kind=Kind.SYSTEM,
+            id="",
+            timestamp=record.get("timestamp"),
+            subtype=SYSTEM_SUBTYPES.get(subtype, subtype),
+            text=as_text(text if text is not None else record.get("error")),
+        )
+        self.builder.add(event)
+
+
+def _as_system(events: list[Event], subtype: str) -> None:
+    for event in events:
+        if event.kind in (Kind.USER, Kind.ASSISTANT):
+            event.kind, event.subtype = Kind.SYSTEM, subtype
+
+
+def new_session(session_id: str = "", agent_id: str | None = None) -> Session:
+    return Session(id=session_id, harness=HARNESS, format=FORMAT, agent_id=agent_id)
+
+
+def session_files_for(path: Path) -> list[Path]:
+    """The session file and every subagent file Claude Code wrote for it, main file first."""
+    path = Path(path)
+    found = [path]
+    if not path.name.startswith("agent-"):
+        beside = sorted(path.parent.glob("agent-*.jsonl"))
+        found += [agent for agent in beside if _first_session_id(agent) == path.stem]
+    folder = path.parent / path.stem / "subagents"
+    if folder.is_dir():
+        found += sorted(folder.glob("agent-*.jsonl")) + sorted(folder.glob("agent-*.meta.json"))
+    return found
+
+
+def _first_session_id(path: Path) -> str | None:
+    """Agent files beside a session file may belong to any session of the project folder."""
+    try:
+        with open(path, "rb") as stream:
+            record = json.loads(stream.readline() or b"null")
+    except (OSError, ValueError):
+        return None
+    return record.get("sessionId") if isinstance(record, dict) else None

@@ -1,0 +1,145 @@
+"""``claude -p --output-format stream-json --verbose``: one line per message, subagent lines tagged
+with ``parent_tool_use_id``. A run may print several ``result`` lines (follow-up turns, resumes);
+their cost, duration, turns and ``modelUsage`` (which includes subagents) are summed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from transcripts.model import Event, Kind, Session, Usage
+from transcripts.parsers.claude_jsonl import HARNESS, ClaudeReader
+from transcripts.parsers.common import (
+    as_id,
+    as_int,
+    as_text,
+    attach_subagents,
+    feed_lines,
+)
+
+FORMAT = "claude-stream-json"
+_CLAUDE_INIT_KEYS = ("claude_code_version", "mcp_servers", "slash_commands", "agents", "skills")
+_QUIET = frozenset({"stream_event", "keep_alive"})
+
+
+def looks_like(record: dict) -> bool:
+    kind = record.get("type")
+    if kind == "system" and record.get("subtype") == "init":
+        return any(key in record for key in _CLAUDE_INIT_KEYS)
+    if kind == "system" and str(record.get("subtype", "")).startswith("hook_"):
+        return "session_id" in record
+    return kind in ("assistant", "user", "result") and "parent_tool_use_id" in record
+
+
+class StreamReader(ClaudeReader):
+    HANDLERS = {**ClaudeReader.HANDLERS, "result": "_result", "rate_limit_event": "_rate_limit"}
+
+    def _system(self, record: dict) -> None:
+        subtype = str(record.get("subtype") or "system")
+        if subtype == "init":
+            self._init(record)
+        elif subtype.startswith("hook_"):
+            self._hook(record)
+        elif subtype.startswith("task_"):
+            self._note(record, subtype, record.get("summary") or record.get("description"))
+        else:
+            super()._system({**record, "content": record.get("content", record.get("message"))})
+
+    def _init(self, record: dict) -> None:
+        session = self.session
+        session.id = session.id or str(record.get("session_id") or "")
+        session.cwd = session.cwd or record.get("cwd")
+        session.cli_version = session.cli_version or record.get("claude_code_version")
+        self.builder.note_model(record.get("model"))
+        text = f"model {record.get('model')}, {len(record.get('tools') or [])} tools"
+        self._note(record, "init", text)
+
+    def _hook(self, record: dict) -> None:
+        parts = [record.get("hook_name"), record.get("stdout"), record.get("stderr")]
+        event = self._note(record, "hook", "\n".join(as_text(p) for p in parts if p))
+        event.exit_code = (
+            record.get("exit_code") if isinstance(record.get("exit_code"), int) else None
+        )
+
+    def _note(self, record: dict, subtype: str, text) -> Event:
+        event = Event(kind=Kind.SYSTEM, id="", subtype=subtype, text=as_text(text))
+        event.timestamp = record.get("timestamp")
+        return self.builder.add(event)
+
+    def _rate_limit(self, record: dict) -> None:
+        info = record.get("rate_limit_info")
+        status = info.get("status") if isinstance(info, dict) else None
+        self._note(record, "rate_limit", f"rate limit: {status}")
+
+    def _result(self, record: dict) -> None:
+        session = self.session
+        event = self._note(record, "result", record.get("result") or record.get("subtype"))
+        event.is_error = bool(record.get("is_error"))
+        event.duration_ms = (
+            record.get("duration_ms") if isinstance(record.get("duration_ms"), int) else None
+        )
+        session.cost_usd = _add(session.cost_usd, record.get("total_cost_usd"))
+        session.duration_ms = _add(session.duration_ms, record.get("duration_ms"))
+        session.num_turns = _add(session.num_turns, record.get("num_turns"))
+        model_usage = record.get("modelUsage")
+        if isinstance(model_usage, dict):
+            for model, figures in model_usage.items():
+                self.builder.note_model(model)
+                self._add_reported(figures)
+
+    def _add_reported(self, figures) -> None:
+        if not isinstance(figures, dict):
+            return
+        usage = Usage(
+            input=as_int(figures.get("inputTokens")),
+            output=as_int(figures.get("outputTokens")),
+            cache_read=as_int(figures.get("cacheReadInputTokens")),
+            cache_write=as_int(figures.get("cacheCreationInputTokens")),
+        )
+        if self.session.reported_usage is None:
+            self.session.reported_usage = Usage()
+        self.session.reported_usage.add(usage)
+
+
+def _add(total, value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return total
+    return value if total is None else total + value
+
+
+def parse(paths: list[Path]) -> Session:
+    """Subagent lines go to a reader per ``parent_tool_use_id``, then hang under that call."""
+    main = StreamReader(Session(id="", harness=HARNESS, format=FORMAT))
+    agents: dict[str, StreamReader] = {}
+
+    def route(record: dict) -> None:
+        parent = as_id(record.get("parent_tool_use_id"))
+        reader = _agent_reader(agents, parent) if parent else main
+        if record.get("type") in _QUIET:
+            reader.builder.count(str(record["type"]))
+        else:
+            reader.feed(record)
+
+    for path in paths:
+        feed_lines(main.builder, path, route)
+    _attach(main, agents)
+    return main.session
+
+
+def _agent_reader(agents: dict[str, StreamReader], parent: str) -> StreamReader:
+    if parent not in agents:
+        session = Session(id=parent, harness=HARNESS, format=FORMAT, agent_id=parent)
+        agents[parent] = StreamReader(session, parent)
+    return agents[parent]
+
+
+def _attach(main: StreamReader, agents: dict[str, StreamReader]) -> None:
+    sessions = {call_id: reader.session for call_id, reader in agents.items()}
+    version = main.session.cli_version
+
+    def describe(child: Session, call_id: str, call: Event | None) -> None:
+        arguments = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
+        child.agent_type = arguments.get("subagent_type")
+        child.description = arguments.get("description")
+        child.cli_version = version
+
+    attach_subagents(main.session, sessions, {key: key for key in sessions}, describe)

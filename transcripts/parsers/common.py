@@ -1,0 +1,217 @@
+"""Pieces every parser shares: reading JSON lines, building a session, numbering events."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from transcripts.model import Event, Kind, Session, Usage
+
+
+class TranscriptError(ValueError):
+    """The files hold no transcript this package can read."""
+
+
+@dataclass
+class Line:
+    number: int
+    record: Any  # the decoded JSON value, or None when the line is not JSON
+    text: str | None = None  # the undecodable line, kept for a raw event
+
+
+def read_lines(path: Path) -> Iterator[Line]:
+    """Decode a JSON-lines file one line at a time so big files are never held twice."""
+    with open(path, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield Line(number, json.loads(raw))
+            except ValueError:
+                yield Line(number, None, raw.decode("utf-8", "replace").rstrip("\r\n"))
+
+
+def bad_line_event(line: Line, name: str) -> tuple[Event, str]:
+    """A raw event for a line that is not a JSON object, and the warning that goes with it."""
+    if line.record is None:
+        warning = f"{name}:{line.number}: malformed JSON kept as raw text"
+        return Event(kind=Kind.RAW, id="", text=line.text or "", raw=line.text), warning
+    warning = f"{name}:{line.number}: a JSON value that is not an object, kept as raw"
+    return Event(kind=Kind.RAW, id="", raw=line.record), warning
+
+
+def feed_lines(builder: SessionBuilder, path: Path, feed) -> None:
+    """Feed each JSON object of ``path`` to ``feed``; anything else becomes a raw event."""
+    for line in read_lines(path):
+        if isinstance(line.record, dict):
+            builder.guarded(feed, line.record, f"{path.name}:{line.number}")
+        else:
+            event, warning = bad_line_event(line, path.name)
+            builder.add(event)
+            builder.warn(warning)
+
+
+def as_id(value: Any) -> str | None:
+    """An identifier field (call id, message id) as a string; None when it is not one."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def raw_event(record: Any, timestamp: str | None = None) -> Event:
+    return Event(kind=Kind.RAW, id="", timestamp=timestamp, raw=record)
+
+
+def as_int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+def json_or_text(value: Any) -> Any:
+    """Tool arguments written as a JSON string, decoded when they are JSON."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+class SessionBuilder:
+    """Appends events to a session and keeps the indexes parsers need to link them."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.calls: dict[str, Event] = {}
+        self.api_calls: dict[str, Event] = {}
+
+    def add(self, event: Event) -> Event:
+        self.session.events.append(event)
+        if event.kind == Kind.TOOL_CALL and isinstance(event.call_id, str):
+            self.calls[event.call_id] = event
+        return event
+
+    def warn(self, message: str) -> None:
+        self.session.warnings.append(message)
+
+    def count(self, record_type: str) -> None:
+        counts = self.session.record_counts
+        counts[record_type] = counts.get(record_type, 0) + 1
+
+    def note_model(self, model: str | None) -> None:
+        if model and model not in self.session.models:
+            self.session.models.append(model)
+
+    def note_time(self, timestamp: str | None) -> None:
+        if not timestamp:
+            return
+        if self.session.started_at is None:
+            self.session.started_at = timestamp
+        self.session.ended_at = timestamp
+
+    def set_api_usage(self, api_call_id: str, first: Event, usage: Usage) -> None:
+        """Put ``usage`` on the first event of the API call, replacing an earlier snapshot."""
+        holder = self.api_calls.setdefault(api_call_id, first)
+        holder.usage = usage
+
+    def call_for(self, call_id: str | None) -> Event | None:
+        return self.calls.get(call_id) if isinstance(call_id, str) else None
+
+    def guarded(self, feed, record: dict, where: str) -> None:
+        """Formats drift between CLI versions: a record whose fields have unexpected types
+        is kept verbatim with a warning instead of failing the whole transcript."""
+        try:
+            feed(record)
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError) as error:
+            self.add(raw_event(record, None))
+            self.warn(f"{where}: record not understood ({type(error).__name__}), kept as raw")
+
+
+def number_events(session: Session, prefix: str = "") -> None:
+    """Give every event an id unique across the whole tree, stable for the same input."""
+    for index, event in enumerate(session.events, start=1):
+        event.id = f"{prefix}e{index}"
+        for child_index, child in enumerate(event.children, start=1):
+            number_events(child, f"{event.id}-{child_index}-")
+
+
+def attach_subagents(main: Session, agents: dict[str, Session], links: dict[str, str], describe):
+    """Hang each agent session under the tool call that spawned it (``links``: call id -> agent).
+
+    Breadth first from the main session, so a cycle in the links cannot form a cycle in the tree;
+    agents no call spawned are kept under a system event, with a warning.
+    ``describe(agent_session, agent_key, call_or_None)`` fills in the agent's own fields.
+    """
+    placed: set[str] = set()
+    _place_below(main, agents, links, describe, placed)
+    while orphans := [key for key in agents if key not in placed]:
+        spawned = _spawned_within(agents, links, orphans)
+        for key in [k for k in orphans if k not in spawned] or orphans[:1]:
+            main.warnings.append(f"subagent {key}: no spawning tool call found")
+            holder = Event(kind=Kind.SYSTEM, id="", subtype="subagent", text=f"subagent {key}")
+            main.events.append(holder)
+            describe(agents[key], key, None)
+            holder.children.append(agents[key])
+            placed.add(key)
+            _place_below(agents[key], agents, links, describe, placed)
+
+
+def _place_below(root: Session, agents, links, describe, placed: set[str]) -> None:
+    queue = deque([root])
+    while queue:
+        session = queue.popleft()
+        for event in session.events:
+            key = links.get(event.call_id) if event.kind == Kind.TOOL_CALL else None
+            if key in agents and key not in placed:
+                placed.add(key)
+                describe(agents[key], key, event)
+                event.children.append(agents[key])
+                queue.append(agents[key])
+
+
+def _spawned_within(agents: dict[str, Session], links, keys: list[str]) -> set[str]:
+    spawned = set()
+    for key in keys:
+        for event in agents[key].events:
+            target = links.get(event.call_id) if event.call_id else None
+            if target in keys and target != key:
+                spawned.add(target)
+    return spawned
+
+
+def text_diff(path: str, before: str | None, after: str | None) -> str | None:
+    """A unified diff between two versions of a file; ``before`` None means a new file."""
+    if before == after or after is None:
+        return None
+    old_name = f"a/{path.lstrip('/')}" if before is not None else "/dev/null"
+    lines = difflib.unified_diff(
+        (before or "").splitlines(),
+        after.splitlines(),
+        fromfile=old_name,
+        tofile=f"b/{path.lstrip('/')}",
+        lineterm="",
+    )
+    return "\n".join(lines) + "\n"
+
+
+def iso_from_ms(value: Any) -> str | None:
+    """An ISO 8601 UTC time from epoch milliseconds, as opencode and Cursor write them."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value if isinstance(value, str) else None
+    moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,132 @@
+"""Remove provider credentials from transcripts before they are stored or published.
+
+Agents print environment variables, read ``.env`` files and echo ``curl -H "Authorization: ..."``
+commands; any key that reaches a public transcript page is leaked. Known key shapes are replaced
+wherever they appear; ``NAME_API_KEY=value``-style assignments lose their value whatever its shape.
+
+Transcripts run to tens of megabytes, so each rule only runs where a plain substring search
+(fast, in C) found its literal start; one big case-insensitive regex took 20 s on 50 MB.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from transcripts.model import Session
+
+# kind, literals (one starts every match), pattern (its ``value`` group or all of it is replaced)
+_SHAPES = [
+    (
+        "private-key",
+        "-----BEGIN",
+        r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?-----END[A-Z ]*KEY-----",
+    ),
+    ("anthropic-key", "sk-ant-", r"\bsk-ant-[A-Za-z0-9]{2,10}-[A-Za-z0-9_-]{20,}"),
+    ("openai-key", "sk-", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+    ("api-key", "sk-", r"\bsk-[A-Za-z0-9_-]{20,}"),
+    ("github-token", "ghp_ gho_ ghu_ ghs_ ghr_", r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
+    ("github-token", "github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
+    ("aws-key-id", "AKIA ASIA", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("google-key", "AIza", r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("huggingface-token", "hf_", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("slack-token", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("url-password", "://", r"://[^/\s:@]{1,200}:(?P<value>[^/\s@]{3,200})@"),
+]
+_COMPILED_SHAPES = [(kind, tuple(lits.split()), re.compile(rx)) for kind, lits, rx in _SHAPES]
+
+# Credentials introduced by a name, matched where a plain search found one of these words.
+_SECRET_WORDS = "api[_-]?key|token|secret(?:[_-]?key)?|password|passwd|access[_-]?key"  # noqa: S105
+_NAMED_VALUE = re.compile(
+    rf"(?i:{_SECRET_WORDS})\b[\"']?\s*[:=]\s*[\"']?"
+    r"(?P<value>[^\s\"'`<>,;&()\[\]{}$\\]{8,}+)(?![(\[])"
+)
+_BEARER = re.compile(
+    r"(?i:bearer|token)\s+(?P<value>(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
+)
+_WORDS = [
+    *("token", "Token", "TOKEN", "secret", "Secret", "SECRET", "password", "Password", "PASSWORD"),
+    *("passwd", "PASSWD", "api_key", "API_KEY", "api-key", "API-KEY", "apikey", "apiKey", "ApiKey"),
+    *("APIKEY", "access_key", "ACCESS_KEY", "accessKey", "AccessKey", "bearer", "Bearer", "BEARER"),
+]
+_NAME_ONLY = re.compile(rf"(?i:^[A-Za-z0-9_.-]*(?:{_SECRET_WORDS})$)")
+
+
+def _shape_spans(text: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for kind, literals, pattern in _COMPILED_SHAPES:
+        if any(literal in text for literal in literals):
+            for match in pattern.finditer(text):
+                group = "value" if "value" in pattern.groupindex else 0
+                spans.append((match.start(group), match.end(group), kind))
+    return spans
+
+
+def _named_spans(text: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for word in _WORDS:
+        start = text.find(word)
+        while start != -1:
+            after = text[start + len(word) : start + len(word) + 1]
+            if (after.isalnum() or after == "_") and word[0] in "tTbB":
+                start = text.find(word, start + len(word))
+                continue  # "tokens", "token_count": not a name of a secret
+            match = _NAMED_VALUE.match(text, start)
+            if match and not match.group("value").isdigit():
+                spans.append((match.start("value"), match.end("value"), "secret"))
+            elif match := _BEARER.match(text, start):
+                spans.append((match.start("value"), match.end("value"), "bearer-token"))
+            start = text.find(word, start + len(word))
+    return spans
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every recognizable credential replaced by ``[REDACTED:<kind>]``."""
+    if not text:
+        return text
+    spans = sorted(_shape_spans(text) + _named_spans(text), key=lambda s: (s[0], -s[1]))
+    if not spans:
+        return text
+    parts, done = [], 0
+    for start, end, kind in spans:
+        if start >= done:  # the first, longest span wins where rules overlap
+            parts += [text[done:start], f"[REDACTED:{kind}]"]
+            done = end
+        elif end > done:
+            done = end
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [_redact_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redact_item(key, item) for key, item in value.items()}
+    return value
+
+
+def _redact_item(key: Any, value: Any) -> Any:
+    """A structured ``{"api_key": "..."}`` is secret by its name, whatever the value looks like."""
+    named = isinstance(key, str) and _NAME_ONLY.match(key)
+    if named and isinstance(value, str) and len(value) >= 8 and not value.isdigit():
+        return "[REDACTED:secret]"
+    return _redact_value(value)
+
+
+def redact_session(session: Session) -> Session:
+    """Redact every text field of the session and its subagents, in place; returns the session."""
+    for _, part in session.walk():
+        part.title = redact_text(part.title) if part.title else part.title
+        part.description = redact_text(part.description) if part.description else part.description
+        part.cwd = redact_text(part.cwd) if part.cwd else part.cwd
+        part.warnings = [redact_text(w) for w in part.warnings]
+        for event in part.events:
+            event.text = redact_text(event.text)
+            event.diff = redact_text(event.diff) if event.diff else event.diff
+            event.file_path = redact_text(event.file_path) if event.file_path else event.file_path
+            event.arguments = _redact_value(event.arguments)
+            event.raw = _redact_value(event.raw)
+    return session

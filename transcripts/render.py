@@ -1,0 +1,120 @@
+"""One self-contained HTML page per run: header, totals, evaluation, solution and a lazy timeline.
+
+The page carries its data as one JSON block and draws the timeline in the browser as the reader
+scrolls, expands or searches, so a 50 MB log renders in seconds with nothing cut away. A
+Content-Security-Policy with hashes of the one inline script and style keeps untrusted content
+inert even if an escaping bug slipped through.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from html import escape
+from pathlib import Path
+
+from transcripts.model import Session
+from transcripts.payload import build_payload, dump_payload
+from transcripts.render_parts import (
+    evaluation_html,
+    header_html,
+    pygments_css,
+    solution_html,
+    totals_html,
+)
+
+ASSETS = Path(__file__).parent / "assets"
+
+
+def render_html(session: Session, *, context: dict) -> str:
+    payload = build_payload(session)
+    totals = payload["sessions"][0]["tot"]
+    css, js = _assets()
+    title = (
+        context.get("title")
+        or context.get("problem")
+        or session.title
+        or f"Transcript {session.id}"
+    )
+    body = _encodable(
+        "".join(
+            [
+                header_html(session, context=context, title=title),
+                totals_html(totals),
+                evaluation_html(context.get("evaluation")),
+                solution_html(context.get("solution")),
+                _VIEWER_SKELETON,
+            ]
+        )
+    )
+    data = dump_payload(payload)
+    del payload
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en"><head>',
+            '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{csp(css, js)}">',
+            '<meta name="referrer" content="no-referrer">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_encodable(escape(str(title)))}</title>",
+            '<link rel="icon" href="data:,">',
+            f"<style>{css}</style></head><body>",
+            body,
+            '<script type="application/json" id="run-data">',
+            data,
+            f"</script><script>{js}</script></body></html>\n",
+        ]
+    )
+
+
+def csp(css: str, js: str) -> str:
+    return (
+        "default-src 'none'; "
+        f"script-src '{sha256_source(js)}'; "
+        f"style-src '{sha256_source(css)}'; "
+        "img-src data:; font-src 'none'; connect-src 'none'; media-src 'none'; "
+        "object-src 'none'; frame-src 'none'; worker-src 'none'; manifest-src 'none'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def sha256_source(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def _encodable(text: str) -> str:
+    """Lone surrogates (a JS CLI cut an emoji in half) would make the page unwritable as UTF-8."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+@cache
+def _assets() -> tuple[str, str]:
+    css = (ASSETS / "viewer.css").read_text(encoding="utf-8") + pygments_css()
+    js = "\n".join(
+        (ASSETS / name).read_text(encoding="utf-8") for name in ("viewer.js", "viewer-nav.js")
+    )
+    if "</" in js or "</" in css:
+        raise ValueError("viewer assets must not contain '</'")
+    return css, js
+
+
+_VIEWER_SKELETON = """
+<section id="usage-chart-section"><h2>Tokens per API call</h2><div id="usage-chart"></div></section>
+<section id="transcript"><h2>Transcript</h2>
+<div id="toolbar">
+<input id="search" type="search" placeholder="Search the whole transcript" autocomplete="off">
+<button id="search-prev" type="button">&#8593;</button>
+<button id="search-next" type="button">&#8595;</button>
+<span id="search-count"></span>
+<span id="kind-filters"></span>
+<label>tool <select id="tool-filter"><option value="">all tools</option></select></label>
+<button id="expand-all" type="button">expand all</button>
+<button id="collapse-all" type="button">collapse all</button>
+</div>
+<ol id="search-results" hidden></ol>
+<div id="timeline"></div>
+<noscript><p>The timeline needs JavaScript; the data is in the run-data block.</p></noscript>
+</section>
+"""
