@@ -1,6 +1,6 @@
 """GPU measurements of the evaluation engine, for docs/benchmarks.md ("Engine (H100)").
 
-    python bench/engine_gpu.py grade --out DIR            # each problem's honest solution, twice
+    python bench/engine_gpu.py grade --out DIR     # each honest solution; softmax twice (warm)
     python bench/engine_gpu.py repro --problem softmax --runs 5 --out DIR
     python bench/engine_gpu.py accuracy --problem softmax --grade DIR/softmax.json --out DIR
 
@@ -24,8 +24,20 @@ PROBLEMS = ("rmsnorm", "softmax", "row_sum")
 
 
 def grade(problem: str, solution: Path, out: Path, baselines: Path | None = None) -> dict:
-    command = [sys.executable, "-m", "runners", "evaluate", "--problem", problem,
-               "--solution", str(solution), "--device", "cuda", "--json", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "runners",
+        "evaluate",
+        "--problem",
+        problem,
+        "--solution",
+        str(solution),
+        "--device",
+        "cuda",
+        "--json",
+        str(out),
+    ]
     if baselines:
         command += ["--baselines", str(baselines)]
     started = time.perf_counter()
@@ -46,12 +58,24 @@ def _digest(record: dict) -> dict:
         "hidden_score": result.get("hidden_score"),
         "cost": result.get("cost"),
         "shapes": [
-            {k: s.get(k) for k in ("set", "index", "params", "peak_fraction", "gbps",
-                                   "speedup_eager", "speedup_compile")}
-            | {"median_us": (s.get("time") or {}).get("median_us"),
-               "n": (s.get("time") or {}).get("n"),
-               "eager_us": (s.get("baseline_eager") or {}).get("median_us"),
-               "compile_us": (s.get("baseline_compile") or {}).get("median_us")}
+            {
+                k: s.get(k)
+                for k in (
+                    "set",
+                    "index",
+                    "params",
+                    "peak_fraction",
+                    "gbps",
+                    "speedup_eager",
+                    "speedup_compile",
+                )
+            }
+            | {
+                "median_us": (s.get("time") or {}).get("median_us"),
+                "n": (s.get("time") or {}).get("n"),
+                "eager_us": (s.get("baseline_eager") or {}).get("median_us"),
+                "compile_us": (s.get("baseline_compile") or {}).get("median_us"),
+            }
             for s in result.get("shapes", [])
         ],
     }
@@ -63,10 +87,17 @@ def command_grade(args: argparse.Namespace) -> dict:
         solution = SOLUTIONS / problem / "honest.py"
         first = grade(problem, solution, args.out / f"{problem}.json")
         warm = grade(problem, solution, args.out / f"{problem}_warm.json")
-        cached = grade(problem, solution, args.out / f"{problem}_cached.json",
-                       baselines=args.out / f"{problem}.json")
-        report[problem] = {"first": _digest(first), "warm": _digest(warm),
-                           "cached_baselines": _digest(cached)}
+        cached = grade(
+            problem,
+            solution,
+            args.out / f"{problem}_cached.json",
+            baselines=args.out / f"{problem}.json",
+        )
+        report[problem] = {
+            "first": _digest(first),
+            "warm": _digest(warm),
+            "cached_baselines": _digest(cached),
+        }
     return report
 
 
@@ -82,8 +113,10 @@ def command_repro(args: argparse.Namespace) -> dict:
         for shape in record["result"].get("shapes", []):
             key = f"{shape['set']}{shape['index']}"
             medians.setdefault(key, []).append(shape["time"]["median_us"])
-    rows = {key: {"median_us": statistics.median(v), "cv_pct": _cv(v), "runs": v}
-            for key, v in medians.items()}
+    rows = {
+        key: {"median_us": statistics.median(v), "cv_pct": _cv(v), "runs": v}
+        for key, v in medians.items()
+    }
     return {"problem": args.problem, "walls_s": walls, "shapes": rows}
 
 
@@ -114,11 +147,15 @@ def command_accuracy(args: argparse.Namespace) -> dict:
         model = model.cuda().eval()
         args_ = [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]
         with torch.no_grad():
-            ms = triton.testing.do_bench(lambda m=model, a=args_: m(*a), warmup=100, rep=500,
-                                         return_mode="median")
+            ms = triton.testing.do_bench(
+                lambda m=model, a=args_: m(*a), warmup=100, rep=500, return_mode="median"
+            )
         ours = graded[f"{set_name}{index}"]["time"]["median_us"]
-        rows[f"{set_name}{index}"] = {"do_bench_us": ms * 1e3, "engine_us": ours,
-                                      "diff_pct": 100 * (ours - ms * 1e3) / (ms * 1e3)}
+        rows[f"{set_name}{index}"] = {
+            "do_bench_us": ms * 1e3,
+            "engine_us": ours,
+            "diff_pct": 100 * (ours - ms * 1e3) / (ms * 1e3),
+        }
     return {"problem": args.problem, "shapes": rows}
 
 
@@ -134,6 +171,7 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     grade_cmd = commands.add_parser("grade")
     grade_cmd.add_argument("--problems", nargs="+", default=list(PROBLEMS))
+    grade_cmd.add_argument("--warm", nargs="*", default=["softmax"], help="grade these twice")
     grade_cmd.set_defaults(handler=command_grade)
     repro = commands.add_parser("repro")
     repro.add_argument("--problem", default="softmax")

@@ -61,8 +61,10 @@ def read_baselines(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text())
     if isinstance(data, dict) and "shapes" in data:
         return {
-            shape["baseline_key"]: {"eager": shape["baseline_eager"],
-                                    "compile": shape["baseline_compile"]}
+            shape["baseline_key"]: {
+                "eager": shape["baseline_eager"],
+                "compile": shape["baseline_compile"],
+            }
             for shape in data["shapes"]
             if shape.get("baseline_eager")
         }
@@ -78,14 +80,16 @@ def format_summary(result: EvaluationResult) -> str:
         f"score {score}  hidden_score {_number(result.hidden_score)}  "
         f"correct_visible {result.correct_visible}  correct_hidden {result.correct_hidden}",
     ]
-    lines += [f"  gate {g.name:<16} {g.status:<4} {g.duration_s:7.2f}s  {g.reason}"
-              for g in result.gates]
+    lines += [
+        f"  gate {g.name:<16} {g.status:<4} {g.duration_s:7.2f}s  {g.reason}" for g in result.gates
+    ]
     for shape in result.shapes:
         label = f"{shape.set}[{shape.index}]"
         timing = f"{shape.time.median_us:10.2f} us" if shape.time else " " * 13
+        peak, eager = _number(shape.peak_fraction), _number(shape.speedup_eager)
         lines.append(
-            f"  {label:<11} correct={shape.correct!s:<5} {timing}  peak={_number(shape.peak_fraction)}"
-            f"  vs eager={_number(shape.speedup_eager)}  vs compile={_number(shape.speedup_compile)}"
+            f"  {label:<11} correct={shape.correct!s:<5} {timing}  peak={peak}"
+            f"  vs eager={eager}  vs compile={_number(shape.speedup_compile)}"
         )
     cost = ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in result.cost.items())
     lines.append(f"  cost: {cost}")

@@ -41,7 +41,9 @@ def compare_call(
         count = len(actual) if isinstance(actual, list) else "?"
         result.fail(f"expected {len(expected)} output(s), got {count}")
         return
-    for position, (want, got, tolerance) in enumerate(zip(expected, actual, tolerances, strict=True)):
+    for position, (want, got, tolerance) in enumerate(
+        zip(expected, actual, tolerances, strict=True)
+    ):
         problem = _mismatch_in_kind(want, got)
         if problem:
             result.fail(f"output {position}: {problem}")

@@ -61,7 +61,13 @@ def _triton_version() -> str | None:
 def _nvidia_smi() -> dict[str, Any]:
     if not shutil.which("nvidia-smi"):
         return {}
-    query = ["nvidia-smi", f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader", "-i", "0"]
+    query = [
+        "nvidia-smi",
+        f"--query-gpu={','.join(_SMI_FIELDS)}",
+        "--format=csv,noheader",
+        "-i",
+        "0",
+    ]
     try:
         done = subprocess.run(query, capture_output=True, text=True, timeout=20, check=True)
     except (OSError, subprocess.SubprocessError):

@@ -23,8 +23,13 @@ def evaluate(
     device: str = "cuda",
     baselines: dict[str, Any] | None = None,
     limits: sandbox.Limits | None = None,
+    static: bool = True,
 ) -> EvaluationResult:
-    """Grade `solution`; raises ProblemError for a bad problem, otherwise returns a result."""
+    """Grade `solution`; raises ProblemError for a bad problem, otherwise returns a result.
+
+    `static=False` lets the engine's own tests send rule-breaking solutions to the runtime
+    checks, which must hold on their own.
+    """
     problem = load_problem(problem_ref)
     result = EvaluationResult(
         problem=problem.slug,
@@ -36,7 +41,7 @@ def evaluate(
     )
     started = time.perf_counter()
     try:
-        _grade(problem, Path(solution), result, device, baselines or {}, limits)
+        _grade(problem, Path(solution), result, device, baselines or {}, limits, static)
     except Exception as exc:  # the grader's own failure is a result, not a crash
         _fail(result, Verdict.INFRA_ERROR, f"engine error: {exc!r}")
         result.environment["traceback"] = traceback.format_exc(limit=8)
@@ -45,17 +50,32 @@ def evaluate(
     return result
 
 
-def _grade(problem: Problem, solution: Path, result: EvaluationResult, device: str,
-           baselines: dict[str, Any], limits: sandbox.Limits | None) -> None:
+def _grade(
+    problem: Problem,
+    solution: Path,
+    result: EvaluationResult,
+    device: str,
+    baselines: dict[str, Any],
+    limits: sandbox.Limits | None,
+    static: bool,
+) -> None:
     if not solution.is_file():
         _fail(result, Verdict.MISSING_SOLUTION, f"no solution file at {solution.name}")
         _skip_from(result, "static")
         return
-    if not _run_gate(result, "static", lambda gate: _static(problem, solution, gate)):
+    if not static:
+        result.gates.append(GateResult(name="static", status="skip", reason="disabled by caller"))
+    elif not _run_gate(result, "static", lambda gate: _static(problem, solution, gate)):
         _skip_from(result, "build")
         return
-    grading = Grading(problem, solution, result, device=device, baselines=baselines,
-                      limits=limits or sandbox.Limits())
+    grading = Grading(
+        problem,
+        solution,
+        result,
+        device=device,
+        baselines=baselines,
+        limits=limits or sandbox.Limits(),
+    )
     try:
         steps = {
             "build": grading.build,
@@ -73,10 +93,12 @@ def _grade(problem: Problem, solution: Path, result: EvaluationResult, device: s
 
 
 def _static(problem: Problem, solution: Path, gate: GateResult) -> None:
-    report = check_source(solution.read_bytes(), forbidden=problem.forbidden,
-                          max_bytes=MAX_SOLUTION_BYTES)
-    gate.details["hits"] = [{"rule": h.rule, "line": h.line, "message": h.message}
-                            for h in report.hits]
+    report = check_source(
+        solution.read_bytes(), forbidden=problem.forbidden, max_bytes=MAX_SOLUTION_BYTES
+    )
+    gate.details["hits"] = [
+        {"rule": h.rule, "line": h.line, "message": h.message} for h in report.hits
+    ]
     if not report.ok:
         raise GateFailure(report.verdict, report.reason)
     gate.reason = "no static rule hit"
@@ -111,9 +133,10 @@ def _next_gate(name: str) -> str | None:
 def _skip_from(result: EvaluationResult, name: str | None) -> None:
     if name is None:
         return
-    for gate_name in GATE_NAMES[GATE_NAMES.index(name):]:
-        result.gates.append(GateResult(name=gate_name, status="skip",
-                                       reason="an earlier gate failed"))
+    for gate_name in GATE_NAMES[GATE_NAMES.index(name) :]:
+        result.gates.append(
+            GateResult(name=gate_name, status="skip", reason="an earlier gate failed")
+        )
 
 
 def _finish(result: EvaluationResult) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -37,8 +39,16 @@ class GateFailure(Exception):
 
 
 class Grading:
-    def __init__(self, problem: Problem, solution: Path, result: EvaluationResult, *,
-                 device: str, baselines: dict[str, Any], limits: sandbox.Limits):
+    def __init__(
+        self,
+        problem: Problem,
+        solution: Path,
+        result: EvaluationResult,
+        *,
+        device: str,
+        baselines: dict[str, Any],
+        limits: sandbox.Limits,
+    ):
         self.problem, self.solution, self.result = problem, solution, result
         self.device, self.cached, self.limits = device, baselines, limits
         self.visible, self.hidden = plan_shapes(problem, device)
@@ -49,22 +59,34 @@ class Grading:
         result.environment["hardware"] = self.hardware.slug if self.hardware else None
         model = self.hardware.slug if self.hardware else (result.environment["gpu"] or "cpu")
         for shape in result.shapes:
-            shape.baseline_key = baseline_key(problem.version, shape.params, model, torch.__version__)
+            shape.baseline_key = baseline_key(
+                problem.version, shape.params, model, torch.__version__
+            )
         self.folder: RunFolder | None = None
         self.oracle: Worker | None = None
         self.candidate: Worker | None = None
+        self.expected: dict[str, Any] = {}
 
     # -- build ---------------------------------------------------------------------------
     def build(self, gate: GateResult) -> None:
         self._start_workers()
         started = time.perf_counter()
-        message = {"op": "prepare", "problem_dir": str(self.problem.path), "device": self.device,
-                   "shapes": [p.message() for p in self.visible + self.hidden],
-                   "in_dir": str(self.folder.in_dir), "ref_dir": str(self.folder.ref_dir)}
+        message = {
+            "op": "prepare",
+            "problem_dir": str(self.problem.path),
+            "device": self.device,
+            "shapes": [p.message() for p in self.visible + self.hidden],
+            "in_dir": str(self.folder.in_dir),
+            "ref_dir": str(self.folder.ref_dir),
+        }
         self._ask_oracle(message, PREPARE_TIMEOUT_S)
         self.result.cost["reference_s"] = round(time.perf_counter() - started, 3)
-        reply = self._ask({"op": "build", **self._model_files(self.visible[0])},
-                          self.limits.build_s, Verdict.BUILD_ERROR, self.visible[0])
+        reply = self._ask(
+            {"op": "build", **self._model_files(self.visible[0])},
+            self.limits.build_s,
+            Verdict.BUILD_ERROR,
+            self.visible[0],
+        )
         gate.details["import_and_construct_s"] = round(reply["seconds"], 3)
         gate.reason = "imported, constructed and loaded the reference state_dict strictly"
 
@@ -74,21 +96,31 @@ class Grading:
         self.folder = folder = RunFolder(uid=uid, sandboxed=caps.namespaces and caps.setpriv)
         solution = folder.add_solution(self.solution, self.problem)
         oracle_env = sandbox.child_env(_cache_home(), device=self.device)
-        self.oracle = Worker(sandbox.python_argv(folder.harness, "runners.oracle"),
-                             env=oracle_env, cwd=folder.oracle_home,
-                             log_path=folder.root / "reference.log")
+        self.oracle = Worker(
+            sandbox.python_argv(folder.harness, "runners.oracle"),
+            env=oracle_env,
+            cwd=folder.oracle_home,
+            log_path=folder.root / "reference.log",
+        )
         inner = sandbox.python_argv(folder.harness, "runners.child")
         inner += ["--solution", str(solution), "--device", self.device]
         argv, isolation, preexec = sandbox.candidate_command(
-            inner, limits=self.limits, uid=uid, masked=masked_paths(self.problem))
+            inner, limits=self.limits, uid=uid, masked=masked_paths(self.problem)
+        )
         self.result.isolation = isolation
-        self.candidate = Worker(argv, env=sandbox.child_env(folder.cand, device=self.device),
-                                cwd=folder.cand, log_path=folder.root / "candidate.log",
-                                preexec_fn=preexec)
+        self.candidate = Worker(
+            argv,
+            env=sandbox.child_env(folder.cand, device=self.device),
+            cwd=folder.cand,
+            log_path=folder.root / "candidate.log",
+            preexec_fn=preexec,
+        )
 
     def _model_files(self, plan: ShapePlan) -> dict[str, str]:
-        return {"init": str(self.folder.in_dir / f"init_{plan.id}.pt"),
-                "state": str(self.folder.in_dir / f"state_{plan.id}.pt")}
+        return {
+            "init": str(self.folder.in_dir / f"init_{plan.id}.pt"),
+            "state": str(self.folder.in_dir / f"state_{plan.id}.pt"),
+        }
 
     # -- correctness ---------------------------------------------------------------------
     def correct_visible(self, gate: GateResult) -> None:
@@ -107,8 +139,12 @@ class Grading:
         failed = []
         for plan in plans:
             out = self.folder.cand / f"out_{plan.id}.pt"
-            message = {"op": "run", **self._model_files(plan), "out": str(out),
-                       "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt")}
+            message = {
+                "op": "run",
+                **self._model_files(plan),
+                "out": str(out),
+                "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
+            }
             reply = self._ask(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
             comparison = self._compare(plan, reply, out, "outputs")
             out.unlink(missing_ok=True)
@@ -120,8 +156,10 @@ class Grading:
         if failed:
             first = self.shapes[failed[0].id]
             detail = "" if failed[0].set == "hidden" else f": {first.error}"
-            raise GateFailure(verdict, f"{len(failed)} of {len(plans)} shape(s) wrong; "
-                                       f"first {failed[0].label}{detail}")
+            raise GateFailure(
+                verdict,
+                f"{len(failed)} of {len(plans)} shape(s) wrong; first {failed[0].label}{detail}",
+            )
         gate.reason = f"{len(plans)} shape(s) x {gate.details['seeds_per_shape']} seeds match"
 
     def _compare(self, plan: ShapePlan, reply: dict, out: Path, key: str) -> Comparison:
@@ -130,7 +168,7 @@ class Grading:
             comparison.fail(message)
         for index in reply.get("mutated", []):
             comparison.fail(f"call {index} modified its inputs")
-        expected = torch.load(self.folder.ref_dir / f"expected_{plan.id}.pt", weights_only=True)
+        expected = self._expected(plan)
         try:
             saved = _load_candidate_file(out)[key]
         except Exception as exc:  # anything unreadable is the candidate's failure
@@ -145,12 +183,20 @@ class Grading:
             compare_call(comparison, expected[base], outputs, tolerances)
         return comparison
 
+    def _expected(self, plan: ShapePlan) -> list[Any]:
+        if plan.id not in self.expected:
+            path = self.folder.ref_dir / f"expected_{plan.id}.pt"
+            self.expected[plan.id] = torch.load(path, weights_only=True)
+        return self.expected[plan.id]
+
     def _record(self, plan: ShapePlan, comparison: Comparison) -> None:
         shape = self.shapes[plan.id]
         shape.correct = comparison.correct
         shape.max_abs_err, shape.max_rel_err = comparison.max_abs_err, comparison.max_rel_err
         shape.mismatches, shape.worst_index = comparison.mismatches, comparison.worst_index
         shape.error = comparison.error
+        if plan.set == "hidden" and shape.error:
+            shape.error = re.sub(r"\([^)]*\)", "(...)", shape.error)  # no held-out sizes
 
     # -- performance ---------------------------------------------------------------------
     def performance(self, gate: GateResult) -> None:
@@ -159,8 +205,11 @@ class Grading:
         for plan in self._timed_plans():
             problems = self._time_candidate(plan, settings)
             if problems:
-                raise GateFailure(Verdict.TIMING_REJECTED, f"{plan.label}: {problems[0]}",
-                                  {"problems": problems if plan.set != "hidden" else []})
+                raise GateFailure(
+                    Verdict.TIMING_REJECTED,
+                    f"{plan.label}: {problems[0]}",
+                    {"problems": problems if plan.set != "hidden" else []},
+                )
         gate.reason = f"{len(self._timed_plans())} shape(s) timed"
         if self.device == "cpu":
             gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
@@ -177,12 +226,17 @@ class Grading:
 
     def _time_candidate(self, plan: ShapePlan, settings: Settings) -> list[str]:
         out = self.folder.cand / f"timed_{plan.id}.pt"
-        message = {"op": "time", **self._model_files(plan), "out": str(out),
-                   "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
-                   "settings": settings.__dict__}
+        message = {
+            "op": "time",
+            **self._model_files(plan),
+            "out": str(out),
+            "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
+            "settings": settings.__dict__,
+        }
         started = time.monotonic()
-        reply = self._ask(message, settings.cap_s + self.limits.timing_margin_s,
-                          Verdict.RUNTIME_ERROR, plan)
+        reply = self._ask(
+            message, settings.cap_s + self.limits.timing_margin_s, Verdict.RUNTIME_ERROR, plan
+        )
         problems = scoring.timing_problems(reply, time.monotonic() - started)
         recheck = self._compare(plan, reply, out, "kept")
         out.unlink(missing_ok=True)
@@ -196,8 +250,12 @@ class Grading:
         return problems
 
     def _work(self, plan: ShapePlan) -> dict[str, Any]:
-        return {"regime": self.problem.regime, "dtype": self.problem.peak_dtype,
-                "flops": self.problem.flops(plan.params), "nbytes": self.problem.bytes(plan.params)}
+        return {
+            "regime": self.problem.regime,
+            "dtype": self.problem.peak_dtype,
+            "flops": self.problem.flops(plan.params),
+            "nbytes": self.problem.bytes(plan.params),
+        }
 
     # -- score ---------------------------------------------------------------------------
     def score(self, gate: GateResult) -> None:
@@ -214,7 +272,8 @@ class Grading:
             return
         self.result.score = scoring.geomean([self.shapes[p.id].peak_fraction for p in self.visible])
         self.result.hidden_score = scoring.geomean(
-            [self.shapes[p.id].peak_fraction for p in self.hidden])
+            [self.shapes[p.id].peak_fraction for p in self.hidden]
+        )
         gate.reason = f"geomean of {len(self.visible)} visible peak fractions"
 
     def _baselines(self, plan: ShapePlan) -> str | None:
@@ -236,9 +295,14 @@ class Grading:
         return None
 
     def _time_reference(self, plan: ShapePlan, compiled: bool):
-        message = {"op": "baseline", "shape": plan.message(), "device": self.device,
-                   "compile": compiled, "settings": self._settings().__dict__,
-                   "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt")}
+        message = {
+            "op": "baseline",
+            "shape": plan.message(),
+            "device": self.device,
+            "compile": compiled,
+            "settings": self._settings().__dict__,
+            "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
+        }
         reply = self._ask_oracle(message, BASELINE_TIMEOUT_S)
         return scoring.summarize(reply["event_ms"])
 
@@ -247,8 +311,11 @@ class Grading:
         try:
             reply = self.candidate.request(message, timeout_s=timeout_s)
         except WorkerTimeout:
-            raise GateFailure(Verdict.TIMEOUT, f"{plan.label}: no answer within {timeout_s:.0f} s "
-                                               "(wall clock); the process tree was killed") from None
+            raise GateFailure(
+                Verdict.TIMEOUT,
+                f"{plan.label}: no answer within {timeout_s:.0f} s "
+                "(wall clock); the process tree was killed",
+            ) from None
         except WorkerDied as died:
             raise GateFailure(*_death_verdict(died, plan)) from None
         except WorkerError as exc:
@@ -256,12 +323,17 @@ class Grading:
         if not reply.get("ok"):
             kind = reply.get("kind")
             verdict = Verdict.RESOURCE_LIMIT if kind == "resource" else verdict
-            error = "details withheld for held-out cases" if plan.set == "hidden" else reply.get(
-                "error", "")
+            error = reply.get("error", "")
+            if plan.set == "hidden":
+                print(f"{plan.label} ({plan.params}): {error}", file=sys.stderr)  # staff log
+                error = "details withheld for held-out cases"
+
             raise GateFailure(verdict, f"{plan.label}: {error}")
         if reply.get("timers_replaced"):
-            raise GateFailure(Verdict.TIMING_REJECTED, "timing functions were replaced: "
-                                                       + ", ".join(reply["timers_replaced"]))
+            raise GateFailure(
+                Verdict.TIMING_REJECTED,
+                "timing functions were replaced: " + ", ".join(reply["timers_replaced"]),
+            )
         return reply
 
     def _ask_oracle(self, message: dict, timeout_s: float) -> dict:

@@ -120,8 +120,9 @@ def speed_of_light_s(hw: Hardware, *, flops: float, nbytes: float, dtype: str) -
     return max(compute_s, nbytes / (hw.bandwidth_gbps * 1e9))
 
 
-def peak_fraction(hw: Hardware, *, regime: str, flops: float, nbytes: float, dtype: str,
-                  seconds: float) -> float | None:
+def peak_fraction(
+    hw: Hardware, *, regime: str, flops: float, nbytes: float, dtype: str, seconds: float
+) -> float | None:
     if seconds <= 0:
         return None
     if regime == "memory":

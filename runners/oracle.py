@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runners import protocol, timing
+import torch
 
-import torch  # noqa: I001
+from runners import protocol, timing
 
 _DISTRIBUTIONS = ("normal", "large", "offset", "uniform", "small")
 
@@ -70,16 +70,24 @@ class Oracle:
         return {"seconds": time.perf_counter() - started}
 
     def _prepare_shape(self, shape: dict[str, Any], request: dict[str, Any]) -> None:
-        device, in_dir, ref_dir = request["device"], Path(request["in_dir"]), Path(request["ref_dir"])
+        device, in_dir, ref_dir = (
+            request["device"],
+            Path(request["in_dir"]),
+            Path(request["ref_dir"]),
+        )
         for name, value in shape["params"].items():
             setattr(self.reference, name, value)
         model, init = self._reference_model(shape["seeds"][0], device)
+        init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
         torch.save(init, in_dir / f"init_{shape['id']}.pt")
-        torch.save({k: v.cpu() for k, v in model.state_dict().items()}, in_dir / f"state_{shape['id']}.pt")
+        torch.save(
+            {k: v.cpu() for k, v in model.state_dict().items()}, in_dir / f"state_{shape['id']}.pt"
+        )
         input_sets, expected = [], []
         for seed, distribution in zip(shape["seeds"], shape["dists"], strict=True):
             torch.manual_seed(seed)
-            args = apply_distribution(list(self.reference.get_inputs()), distribution)
+            with torch.device(device):  # generate on the device: CPU randn of 1 GiB takes seconds
+                args = apply_distribution(list(self.reference.get_inputs()), distribution)
             args = [a.to(device) if isinstance(a, torch.Tensor) else a for a in args]
             with torch.no_grad():
                 expected.append(as_output_list(model(*timing.fresh_copy(args))))
@@ -89,9 +97,10 @@ class Oracle:
 
     def _reference_model(self, seed: int, device: str):
         torch.manual_seed(seed)
-        init = list(self.reference.get_init_inputs())
-        model = self.reference.Model(*init)
-        perturb_parameters(model)
+        with torch.device(device):
+            init = list(self.reference.get_init_inputs())
+            model = self.reference.Model(*init)
+            perturb_parameters(model)
         return model.to(device).eval(), init
 
     def baseline(self, request: dict[str, Any]) -> dict[str, Any]:

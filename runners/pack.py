@@ -11,7 +11,7 @@ from runners.problem import SHAPES_PLACEHOLDER, Problem
 CHECK_SCRIPT = Path(__file__).resolve().parent / "pack_check.py"
 
 
-class PackError(ValueError):
+class PackError(FileExistsError):
     """The pack cannot be written where asked."""
 
 

@@ -17,6 +17,7 @@ from runners.problem import Problem, copy_without_hidden, problems_root
 CPU_HIDDEN_MAX_BYTES = 256 * 1024
 CPU_HIDDEN_MAX_SHAPES = 1
 SHM_MIN_FREE_BYTES = 48 * 2**30
+SHARED_MEMORY = "/dev/shm"  # noqa: S108 (mkdtemp makes a private 0711 folder inside it)
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,15 @@ def _dists(problem: Problem, seeds: list[int]) -> list[str]:
 def plan_shapes(problem: Problem, device: str) -> tuple[list[ShapePlan], list[ShapePlan]]:
     """(visible, hidden); on CPU the smoke shapes stand in for the visible ones."""
     if device == "cpu":
-        front = [ShapePlan("smoke", i, p, problem.seeds, _dists(problem, problem.seeds))
-                 for i, p in enumerate(problem.smoke)]
+        front = [
+            ShapePlan("smoke", i, p, problem.seeds, _dists(problem, problem.seeds))
+            for i, p in enumerate(problem.smoke)
+        ]
     else:
-        front = [ShapePlan("visible", i, p, problem.seeds, _dists(problem, problem.seeds))
-                 for i, p in enumerate(problem.visible)]
+        front = [
+            ShapePlan("visible", i, p, problem.seeds, _dists(problem, problem.seeds))
+            for i, p in enumerate(problem.visible)
+        ]
     seeds = problem.hidden_seeds
     hidden = [
         ShapePlan("hidden", i, p, seeds, _dists(problem, seeds), problem.hidden_cases[i])
@@ -73,7 +78,7 @@ class RunFolder:
     cand/ (the candidate's private working directory) and harness/ (the engine code it runs)."""
 
     def __init__(self, *, uid: int, sandboxed: bool):
-        base = "/dev/shm" if _roomy("/dev/shm") else None
+        base = SHARED_MEMORY if _roomy(SHARED_MEMORY) else None
         self.root = Path(tempfile.mkdtemp(prefix="arena-", dir=base))
         self.root.chmod(0o711)
         self.in_dir = self._mkdir("in", 0o755)

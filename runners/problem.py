@@ -5,7 +5,6 @@ Stdlib and PyYAML only, so the web process can list problems without importing t
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import math
 import re
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from runners.shape_expr import ExprError, evaluate_expr, expr_names
 
 CATEGORIES = ("pytorch-to-kernel", "triton-to-triton", "cuda-to-cuda")
 REGIMES = ("compute", "memory")
@@ -30,17 +31,13 @@ MIN_HIDDEN_SHAPES = 4
 _REQUIRED_KEYS = {"slug", "title", "category", "regime", "peak_dtype", "flops", "bytes"}
 _REQUIRED_KEYS |= {"outputs", "forbidden", "shapes", "seeds"}
 _OPTIONAL_KEYS = {"distributions", "time_cap_s"}
+_CHOICES = {"category": CATEGORIES, "regime": REGIMES, "peak_dtype": PEAK_DTYPES}
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _OUTPUT_NAME = re.compile(r"^out\d*$")
-_MAX_EXPONENT = 64
 
 
 class ProblemError(ValueError):
     """A problem folder is malformed; the message names the file and the field."""
-
-
-class ExprError(ValueError):
-    """A flops/bytes expression uses something outside the whitelist or cannot be evaluated."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,8 @@ def load_problem(slug_or_path: str | Path, *, require_hidden: bool = True) -> Pr
     """
     folder = _resolve_folder(slug_or_path)
     spec = _read_yaml(folder / "problem.yaml")
-    _check_files(folder, spec, require_hidden)
+    _check_fields(folder, spec)
+    _check_files(folder, spec["category"], require_hidden)
     visible, smoke = _read_shapes(spec)
     names = set(visible[0])
     hidden, cases, hidden_seeds = _read_hidden(folder / "hidden.yaml", names, spec["seeds"])
@@ -155,70 +153,9 @@ def copy_without_hidden(problem: Problem, dest: Path) -> Path:
     return dest
 
 
-def evaluate_expr(expr: str, names: Mapping[str, float]) -> float:
-    """Evaluate arithmetic over shape names by walking a whitelisted AST (never eval)."""
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError as exc:
-        raise ExprError(f"cannot parse {expr!r}: {exc.msg}") from None
-    try:
-        return float(_eval_node(tree.body, names))
-    except (ZeroDivisionError, OverflowError) as exc:
-        raise ExprError(f"cannot evaluate {expr!r}: {exc}") from None
-
-
-def expr_names(expr: str) -> set[str]:
-    tree = ast.parse(expr, mode="eval")
-    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in calls}
-
-
-_BINARY = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a**b,
-}
-_FUNCTIONS = {"min": min, "max": max}
-
-
-def _eval_node(node: ast.AST, names: Mapping[str, float]) -> float:
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    if isinstance(node, ast.Name):
-        if node.id not in names:
-            raise ExprError(f"unknown name {node.id!r}")
-        return names[node.id]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _eval_node(node.operand, names)
-        return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left, right = _eval_node(node.left, names), _eval_node(node.right, names)
-        if isinstance(node.op, ast.Pow) and abs(right) > _MAX_EXPONENT:
-            raise ExprError(f"exponent {right} is too large")
-        return _BINARY[type(node.op)](left, right)
-    if _is_min_max_call(node):
-        return _FUNCTIONS[node.func.id](*(_eval_node(arg, names) for arg in node.args))
-    raise ExprError(f"{type(node).__name__} is not allowed in a shape expression")
-
-
-def _is_min_max_call(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in _FUNCTIONS
-        and len(node.args) >= 2
-        and not node.keywords
-        and not any(isinstance(arg, ast.Starred) for arg in node.args)
-    )
-
-
 def _resolve_folder(slug_or_path: str | Path) -> Path:
     candidate = Path(slug_or_path)
-    if isinstance(slug_or_path, str) and "/" not in slug_or_path and not candidate.is_dir():
+    if isinstance(slug_or_path, str) and "/" not in slug_or_path:
         candidate = problems_root() / slug_or_path
     if not (candidate / "problem.yaml").is_file():
         raise ProblemError(f"{candidate}: no problem.yaml (unknown problem {str(slug_or_path)!r})")
@@ -244,38 +181,31 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _check_files(folder: Path, spec: dict[str, Any], require_hidden: bool) -> None:
+def _check_fields(folder: Path, spec: dict[str, Any]) -> None:
     missing = sorted(_REQUIRED_KEYS - spec.keys())
     unknown = sorted(spec.keys() - _REQUIRED_KEYS - _OPTIONAL_KEYS)
-    if missing:
-        raise ProblemError(f"problem.yaml: missing field(s) {', '.join(missing)}")
-    if unknown:
-        raise ProblemError(f"problem.yaml: unknown field(s) {', '.join(unknown)}")
+    if missing or unknown:
+        problem = f"missing field(s) {', '.join(missing)}" if missing else ""
+        raise ProblemError(f"problem.yaml: {problem or 'unknown field(s) ' + ', '.join(unknown)}")
     for field in ("slug", "title", "flops", "bytes"):
         if not isinstance(spec[field], str) or not spec[field].strip():
             raise ProblemError(f"problem.yaml: field {field} must be a non-empty string")
     if spec["slug"] != folder.name:
-        raise ProblemError(
-            f"problem.yaml: slug {spec['slug']!r} differs from folder {folder.name!r}"
-        )
-    _check_choice(spec, "category", CATEGORIES)
-    _check_choice(spec, "regime", REGIMES)
-    _check_choice(spec, "peak_dtype", PEAK_DTYPES)
+        raise ProblemError(f"problem.yaml: slug {spec['slug']!r} differs from {folder.name}/")
+    for field, choices in _CHOICES.items():
+        if spec[field] not in choices:
+            expected = ", ".join(choices)
+            raise ProblemError(f"problem.yaml: field {field} is {spec[field]!r}; one of {expected}")
+
+
+def _check_files(folder: Path, category: str, require_hidden: bool) -> None:
     required = ["reference.py", "PROMPT.md"] + (["hidden.yaml"] if require_hidden else [])
-    if spec["category"] in STARTER_CATEGORIES:
-        required.append("starter.py")
+    required += ["starter.py"] if category in STARTER_CATEGORIES else []
     for name in required:
         if not (folder / name).is_file():
             raise ProblemError(f"{name}: missing from {folder.name}/")
     if SHAPES_PLACEHOLDER not in (folder / "PROMPT.md").read_text(encoding="utf-8"):
         raise ProblemError(f"PROMPT.md: must contain {SHAPES_PLACEHOLDER}")
-
-
-def _check_choice(spec: dict[str, Any], field: str, choices: tuple[str, ...]) -> None:
-    if spec[field] not in choices:
-        raise ProblemError(
-            f"problem.yaml: field {field} is {spec[field]!r}; expected one of {', '.join(choices)}"
-        )
 
 
 def _read_shapes(spec: dict[str, Any]) -> tuple[list[dict[str, int]], list[dict[str, int]]]:
@@ -365,14 +295,18 @@ def _read_tolerance(name: str, raw: Any) -> dict[str, float]:
     tolerance = {}
     for key in ("atol", "rtol"):
         # PyYAML reads 1e-5 (no dot) as a string, so numeric strings are accepted.
-        try:
-            value = float(raw[key])
-        except (TypeError, ValueError):
-            value = math.nan
-        if isinstance(raw[key], bool) or not value >= 0 or math.isinf(value):
+        value = _as_float(raw[key])
+        if isinstance(raw[key], bool) or not 0 <= value < math.inf:
             raise ProblemError(f"problem.yaml: field outputs.{name}.{key} must be a number >= 0")
         tolerance[key] = value
     return tolerance
+
+
+def _as_float(raw: Any) -> float:
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _read_forbidden(raw: Any) -> tuple[str, ...]:
@@ -387,10 +321,9 @@ def _read_forbidden(raw: Any) -> tuple[str, ...]:
 def _read_distributions(raw: Any) -> tuple[str, ...]:
     if raw is None:
         return DEFAULT_DISTRIBUTIONS
-    if not isinstance(raw, list) or not raw or not all(isinstance(d, str) and d for d in raw):
-        raise ProblemError("problem.yaml: field distributions must be a non-empty list of names")
-    if len(set(raw)) != len(raw):
-        raise ProblemError("problem.yaml: field distributions has duplicates")
+    valid = isinstance(raw, list) and all(isinstance(d, str) and d for d in raw)
+    if not valid or not raw or len(set(raw)) != len(raw):
+        raise ProblemError("problem.yaml: field distributions must list distinct names")
     return tuple(raw)
 
 
@@ -408,9 +341,7 @@ def _check_expr(expr: str, field: str, shapes: list[dict[str, int]]) -> None:
     except SyntaxError as exc:
         raise ProblemError(f"problem.yaml: field {field} cannot be parsed: {exc.msg}") from None
     if unknown:
-        raise ProblemError(
-            f"problem.yaml: field {field} uses unknown name(s) {', '.join(sorted(unknown))}"
-        )
+        raise ProblemError(f"problem.yaml: field {field} uses unknown name(s) {sorted(unknown)}")
     for shape in shapes:
         try:
             evaluate_expr(expr, shape)

@@ -57,8 +57,12 @@ def probe() -> Capabilities:
     """What this machine lets the engine apply; each check is one tiny process."""
     root = os.geteuid() == 0
     namespaces = root and _runs([*_UNSHARE, "--", "true"])
-    setpriv = root and _runs(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"])
-    return Capabilities(root=root, namespaces=namespaces, setpriv=setpriv and bool(shutil.which("prlimit")))
+    setpriv = root and _runs(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"]
+    )
+    return Capabilities(
+        root=root, namespaces=namespaces, setpriv=setpriv and bool(shutil.which("prlimit"))
+    )
 
 
 def _runs(argv: list[str]) -> bool:
@@ -127,7 +131,9 @@ def _init_script(masked: list[Path]) -> str:
     It stays pid 1 (no exec) so a candidate killed by a signal reads as 128 + N, and so that
     killing this init from outside takes every process of the namespace with it.
     """
-    mounts = [f"mount -t tmpfs -o size=16k,mode=000 arena-mask {shlex.quote(str(p))}" for p in masked]
+    mounts = [
+        f"mount -t tmpfs -o size=16k,mode=000 arena-mask {shlex.quote(str(p))}" for p in masked
+    ]
     checks = " && ".join(mounts) or "true"
     return f'{checks} || exit {_INIT_FAILED}; "$@"; exit $?'
 

@@ -3,6 +3,7 @@
 Names are resolved through imports, assignments, attribute access and constant getattr, so an
 aliased forbidden op is caught where a text search would not be. The runtime checks stay
 authoritative; this gate catches the cheap and the obvious and names the rule and the line.
+Harmless calls stay allowed: torch.cuda.synchronize, torch.cuda.current_stream, load_inline.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.db import models
 
-from submissions import services
+from submissions import evaluations, services
 from submissions.models import (
     ApiToken,
     BaselineTiming,
@@ -143,6 +143,15 @@ class RunAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # runs arrive through the API
 
+    def get_actions(self, request):
+        # issue 5: one "Re-evaluate on <hardware>" action per target, via submissions.evaluations
+        actions = super().get_actions(request)
+        if self.has_change_permission(request):
+            for hardware in HardwareTarget.objects.all():
+                name = f"reevaluate_on_{hardware.slug}"
+                actions[name] = (_reevaluate_on(hardware), name, f"Re-evaluate on {hardware.name}")
+        return actions
+
     @admin.action(description="Publish the selected runs")
     def publish(self, request, queryset):
         count = services.set_published(runs=queryset, published=True)
@@ -152,6 +161,15 @@ class RunAdmin(admin.ModelAdmin):
     def unpublish(self, request, queryset):
         count = services.set_published(runs=queryset, published=False)
         self.message_user(request, f"Unpublished {count} runs.", messages.SUCCESS)
+
+
+def _reevaluate_on(hardware: HardwareTarget):
+    def action(modeladmin, request, queryset):
+        created = evaluations.reevaluate(runs=queryset, hardware=hardware, user=request.user)
+        message = f"Queued {len(created)} evaluations on {hardware.name}."
+        modeladmin.message_user(request, message, messages.SUCCESS)
+
+    return action
 
 
 class ShapeResultInline(ReadOnlyInline):

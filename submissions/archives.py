@@ -6,6 +6,7 @@ extracting, since headers can lie. Only the files a run uses are extracted, into
 """
 
 import contextlib
+import gzip
 import stat
 import tarfile
 import tempfile
@@ -32,6 +33,16 @@ CHUNK = 64 * 1024
 RATIO_FLOOR = 1024 * 1024  # below this many bytes, any compression ratio is harmless
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
 IGNORED_TOP_DIRS = ("__MACOSX",)
+# What the stdlib readers raise on damaged input (ValueError covers undecodable member names).
+CORRUPT = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    gzip.BadGzipFile,
+    zlib.error,
+    EOFError,
+    NotImplementedError,
+    ValueError,
+)
 
 
 @dataclass
@@ -46,10 +57,10 @@ def open_bundle(upload: File) -> Iterator[RunFiles]:
     """The run files inside ``upload``; their temporary copies are removed on exit."""
     with contextlib.ExitStack() as stack:
         try:
-            members = stack.enter_context(_members(upload))
-            yield _run_files(members, stack)
-        except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError) as error:
-            raise IntakeError(f"The bundle is corrupt or truncated: {error}") from None
+            files = _run_files(stack.enter_context(_members(upload)), stack)
+        except CORRUPT as error:
+            raise IntakeError(f"The bundle is corrupt or unsupported: {error}") from None
+        yield files
 
 
 @contextlib.contextmanager

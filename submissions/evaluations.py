@@ -149,12 +149,14 @@ def record_result(claim: Claim, result: EvaluationResult) -> bool:
             return False
         _replace_shapes(claim.evaluation_id, result)
         _refresh_for(claim.evaluation_id)
+        _publish_if_due(claim.evaluation_id)
     logger.info("evaluation %s graded: %s", claim.evaluation_id, result.verdict)
     return True
 
 
 def release_after_failure(claim: Claim, *, reason: str) -> None:
     """Queue the evaluation again after an infrastructure failure, or give up after N attempts."""
+    logger.warning("evaluation %s attempt %s failed: %s", *_ids(claim), reason[:500])
     with transaction.atomic():
         evaluation = _owned(claim).select_for_update().first()
         if evaluation is None:
@@ -163,7 +165,6 @@ def release_after_failure(claim: Claim, *, reason: str) -> None:
             _fail(evaluation, reason=reason)
         else:
             _requeue(evaluation)
-    logger.warning("evaluation %s attempt %s failed: %s", *_ids(claim), reason[:500])
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,14 @@ def _replace_shapes(evaluation_id: int, result: EvaluationResult) -> None:
         )
         for shape in result.shapes
     )
+
+
+def _publish_if_due(evaluation_id: int) -> None:
+    # Only the first grading publishes: a maintainer's withdrawal survives re-evaluations.
+    if not settings.ARENA_PUBLISH_ON_GRADE:
+        return
+    first = Evaluation.objects.filter(pk=evaluation_id, trigger=Evaluation.Trigger.UPLOAD)
+    Run.objects.filter(evaluations__in=first).update(published=True)
 
 
 def refresh_run_status(*, run_id: int) -> None:

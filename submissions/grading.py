@@ -42,9 +42,7 @@ def grade(*, evaluation: Evaluation, on_tick: Callable[[], bool]) -> EvaluationR
         problem=run.problem.slug,
         solution=run.solution.code if run.solution else None,
         device=evaluation.hardware.device,
-        baselines=cached_baselines(
-            problem_version=run.problem.version, gpu_model=evaluation.hardware.gpu_model
-        ),
+        baselines=cached_baselines(problem_version=run.problem.version),
         on_tick=on_tick,
     )
     store_baselines(result)
@@ -74,7 +72,7 @@ def run_engine(
             "--baselines",
             str(workdir / "baselines.json"),
         ]
-        returncode, stderr = _supervise(command, cwd=workdir, on_tick=on_tick)
+        returncode, stderr = _supervise(command, on_tick=on_tick)
         if returncode != 0 or not out.exists():
             raise EngineFailure(f"engine exited with status {returncode}: {stderr[-_STDERR_TAIL:]}")
         try:
@@ -83,13 +81,13 @@ def run_engine(
             raise EngineFailure(f"engine wrote an unreadable result: {exc}") from exc
 
 
-def _supervise(command: list[str], *, cwd: Path, on_tick: Callable[[], bool]) -> tuple[int, str]:
+def _supervise(command: list[str], *, on_tick: Callable[[], bool]) -> tuple[int, str]:
     """Run the engine to completion, ticking every heartbeat; kill it on timeout or lost lease."""
     deadline = time.monotonic() + settings.ARENA_EVAL_TIMEOUT_S
     with tempfile.TemporaryFile() as stderr:
         proc = subprocess.Popen(
             command,
-            cwd=cwd,
+            cwd=settings.BASE_DIR,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
@@ -128,9 +126,12 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def cached_baselines(*, problem_version: str, gpu_model: str) -> dict[str, dict]:
-    """Reference timings for this problem version on this GPU model, keyed by baseline_key."""
-    rows = BaselineTiming.objects.filter(problem_version=problem_version, gpu_model=gpu_model)
+def cached_baselines(*, problem_version: str) -> dict[str, dict]:
+    """Reference timings for this problem version, keyed by baseline_key.
+
+    The engine picks the keys of its own GPU model and torch version, which it alone knows.
+    """
+    rows = BaselineTiming.objects.filter(problem_version=problem_version)
     return {_key(row): {"eager": row.eager, "compile": row.compile} for row in rows}
 
 

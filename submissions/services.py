@@ -19,6 +19,7 @@ from submissions.models import (
     Solution,
     TranscriptFile,
 )
+from submissions.transcript_processing import enqueue_transcript_processing
 from submissions.uploads import (
     IncomingFile,
     RunFiles,
@@ -45,7 +46,8 @@ def create_run(
 
     An upload identical to an earlier one (same files, problem, model, harness and hardware)
     returns the earlier run. A missing or unparseable solution is accepted: grading reports it.
-    On any failure nothing is left behind, neither rows nor files.
+    On any failure nothing is left behind, neither rows nor files. The first evaluation is
+    queued on the run's hardware once the transaction commits.
     """
     check_run_files(files)
     digests = _Digests.of(files)
@@ -113,6 +115,7 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
     logger.info("run %s received (%s transcript files)", run.uuid, len(files.transcripts))
     # Grading starts once the run is committed (submissions.evaluations, issue 5).
     transaction.on_commit(lambda: enqueue_evaluation(run=run))
+    enqueue_transcript_processing(run)
     return run
 
 

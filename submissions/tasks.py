@@ -6,9 +6,10 @@ from celery import shared_task
 
 from submissions import (
     evaluations,
+    transcript_processing,
     worker_checks,  # noqa: F401  (connects the worker's startup checks)
 )
-from submissions.models import Evaluation
+from submissions.models import Evaluation, Run
 
 logger = logging.getLogger(__name__)
 
@@ -24,3 +25,12 @@ def evaluate(*, evaluation_id: int) -> None:
 @shared_task(name="submissions.sweep_evaluations")
 def sweep_evaluations() -> None:
     evaluations.sweep()
+
+
+@shared_task(name="submissions.process_transcript")
+def process_transcript(*, run_id: int) -> None:
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        logger.warning("run %s is gone; transcript message dropped", run_id)
+        return
+    transcript_processing.process_transcript(run=run)

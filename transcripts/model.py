@@ -24,7 +24,12 @@ class Kind:
 
 @dataclass
 class Usage:
-    """Token usage of one API call (or a total). ``input`` excludes cache reads and writes."""
+    """Token usage of one API call (or a total).
+
+    ``input`` excludes cache reads and writes. ``output`` counts every generated token, reasoning
+    included; ``reasoning`` repeats the reasoning share where the CLI reports it (Codex, Gemini,
+    opencode), so ``total`` never counts it twice.
+    """
 
     input: int = 0
     output: int = 0

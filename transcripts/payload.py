@@ -74,8 +74,9 @@ def _parse_time(value: str | None) -> datetime | None:
         return None
 
 
-def _count_prompts(session: Session) -> int:
-    return sum(event.kind == Kind.USER for event in session.events)
+def _count_prompts(session: Session) -> int | None:
+    """Prompts typed into the main thread; None when the log carries none (e.g. ``codex exec``)."""
+    return sum(event.kind == Kind.USER for event in session.events) or None
 
 
 def _usage_dict(usage: Usage) -> dict:

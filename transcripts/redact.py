@@ -44,11 +44,8 @@ _NAMED_VALUE = re.compile(
 _BEARER = re.compile(
     r"(?i:bearer|token)\s+(?P<value>(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
 )
-_WORDS = [
-    *("token", "Token", "TOKEN", "secret", "Secret", "SECRET", "password", "Password", "PASSWORD"),
-    *("passwd", "PASSWD", "api_key", "API_KEY", "api-key", "API-KEY", "apikey", "apiKey", "ApiKey"),
-    *("APIKEY", "access_key", "ACCESS_KEY", "accessKey", "AccessKey", "bearer", "Bearer", "BEARER"),
-]
+_WORDS = ("token", "secret", "password", "passwd", "api_key", "api-key", "apikey", "access_key")
+_WORDS += ("access-key", "accesskey", "bearer")
 _NAME_ONLY = re.compile(rf"(?i:^[A-Za-z0-9_.-]*(?:{_SECRET_WORDS})$)")
 
 
@@ -64,19 +61,22 @@ def _shape_spans(text: str) -> list[tuple[int, int, str]]:
 
 def _named_spans(text: str) -> list[tuple[int, int, str]]:
     spans = []
+    lower = text.lower()
+    if len(lower) != len(text):  # a few characters lower-case to two; positions would drift
+        lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     for word in _WORDS:
-        start = text.find(word)
+        start = lower.find(word)
         while start != -1:
-            after = text[start + len(word) : start + len(word) + 1]
-            if (after.isalnum() or after == "_") and word[0] in "tTbB":
-                start = text.find(word, start + len(word))
+            after = lower[start + len(word) : start + len(word) + 1]
+            if (after.isalnum() or after == "_") and word[0] in "tb":
+                start = lower.find(word, start + len(word))
                 continue  # "tokens", "token_count": not a name of a secret
             match = _NAMED_VALUE.match(text, start)
             if match and not match.group("value").isdigit():
                 spans.append((match.start("value"), match.end("value"), "secret"))
             elif match := _BEARER.match(text, start):
                 spans.append((match.start("value"), match.end("value"), "bearer-token"))
-            start = text.find(word, start + len(word))
+            start = lower.find(word, start + len(word))
     return spans
 
 

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from submissions.api import views
+from submissions.api.reevaluate import ReevaluateView
 
 app_name = "api"
 
@@ -16,5 +17,7 @@ router.register("hardware", views.HardwareTargetViewSet, basename="hardware")
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # staff re-grading (issue 5, submissions.evaluations)
+    path("runs/<uuid:run_id>/reevaluate/", ReevaluateView.as_view(), name="run-reevaluate"),
     *router.urls,
 ]

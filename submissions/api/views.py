@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFilesSent
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
 from submissions import selectors
@@ -16,6 +16,11 @@ from submissions.services import create_run
 from submissions.uploads import IncomingFile, IntakeError, RunFiles, parse_metadata
 
 BODY_OVERHEAD = 1024 * 1024  # multipart boundaries and form fields
+
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request is too large."
 
 
 class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -69,8 +74,14 @@ def _oversize_body(request) -> Response | None:
 def _request_data(request):
     try:
         return request.data
-    except (RequestDataTooBig, TooManyFilesSent) as error:
-        raise ValidationError({"detail": str(error)}) from None
+    except RequestDataTooBig:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raise PayloadTooLarge(
+            f"The form fields exceed {limit} bytes; send files as files."
+        ) from None
+    except TooManyFilesSent:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        raise ValidationError({"detail": f"More than {limit} files in one request."}) from None
 
 
 def _create_from(data: dict, *, submitter):

@@ -156,3 +156,19 @@ def test_the_browsable_api_renders_the_upload_form(client, registry, uploader):
 
     assert response.status_code == 405  # no list; the form still renders for POST
     assert b'name="transcript" type="file" multiple' in response.content
+
+
+def test_grading_and_transcript_parsing_are_queued_after_commit(
+    api, registry, django_capture_on_commit_callbacks, monkeypatch
+):
+    sent = []
+    monkeypatch.setattr("submissions.evaluations.send_evaluation", sent.append)
+    monkeypatch.setattr("submissions.tasks.process_transcript.delay", lambda **kw: None)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = api.post(URL, form(registry, **loose_files()), format="multipart")
+
+    assert response.status_code == 201
+    assert len(callbacks) >= 2
+    run = Run.objects.get()
+    assert [e.run for e in sent] == [run]
+    assert run.evaluations.get().hardware == registry["hardware"]

@@ -207,3 +207,16 @@ def test_a_failure_while_storing_removes_the_files_already_written(
     with pytest.raises(RuntimeError):
         api.post(URL, form(registry, **loose_files()), format="multipart")
     assert_nothing_stored(media_root)
+
+
+def test_more_files_than_a_request_may_carry_are_refused(api, registry, media_root, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FILES = 2
+    transcripts = [upload(f"t{i}.jsonl", TRANSCRIPT) for i in range(3)]
+    data = form(registry, **loose_files(transcript=transcripts))
+    assert "More than 2 files" in refuse(api, data, media_root)
+
+
+def test_oversize_form_fields_are_refused(api, registry, media_root, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    data = form(registry, metadata='{"x": "' + "y" * 2000 + '"}', **loose_files())
+    assert "form fields exceed" in refuse(api, data, media_root, status=413)

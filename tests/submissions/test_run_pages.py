@@ -1,6 +1,6 @@
 import pytest
 
-from tests.factories import make_evaluation, make_run, make_superuser, make_user
+from tests.factories import make_evaluation, make_result, make_run, make_superuser, make_user
 
 pytestmark = pytest.mark.django_db
 HIDDEN = {"batch": 4099, "dim": 12289}
@@ -24,7 +24,7 @@ def test_the_home_page_lists_published_runs_only(client, django_assert_max_num_q
 
 def test_a_published_run_page_shows_gates_and_redacts_held_out_shapes(client):
     run = make_run(published=True)
-    make_evaluation(run, result=make_evaluation_result())
+    make_evaluation(run, result=make_result(hidden_params=HIDDEN))
 
     response = client.get(run.get_absolute_url())
 
@@ -34,12 +34,6 @@ def test_a_published_run_page_shows_gates_and_redacts_held_out_shapes(client):
     assert "batch=8" in page  # visible shape parameters are public
     assert "4099" not in page and "12289" not in page
     assert "correct_visible" in page
-
-
-def make_evaluation_result():
-    from tests.factories import make_result
-
-    return make_result(hidden_params=HIDDEN)
 
 
 def test_a_run_page_escapes_uploaded_text(client):

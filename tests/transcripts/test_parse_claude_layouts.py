@@ -152,3 +152,43 @@ def test_a_file_in_no_known_format_is_refused(tmp_path):
 def test_no_files_at_all_is_refused():
     with pytest.raises(TranscriptError):
         parse_files([])
+
+
+def test_stream_json_subagents_nest_by_parent_tool_use_id_to_any_depth():
+    session = parse_files([FIXTURES / "stream-nested-two-results.jsonl"])
+    outer = spawning_call(session)
+    (agent,) = outer.children
+    (inner,) = spawning_call(agent).children
+    assert (agent.agent_id, agent.description) == ("a6", "Profile the kernel")
+    assert (inner.agent_id, inner.agent_type) == ("b7", "Explore")
+    assert inner.models == ["claude-haiku-4-5-20251001"]
+    assert [e.tool_name for e in inner.events if e.kind == Kind.TOOL_CALL] == ["Bash"]
+
+
+def test_stream_json_with_several_result_lines_sums_their_figures():
+    session = parse_files([FIXTURES / "stream-nested-two-results.jsonl"])
+    assert (session.num_turns, session.duration_ms) == (3, 34000)
+    assert session.cost_usd == pytest.approx(0.26)
+    assert session.reported_usage.output == 700 + 50 + 9
+    assert [e.subtype for e in session.events if e.kind == Kind.SYSTEM] == [
+        "init",
+        "task_started",
+        "task_notification",
+        "result",
+        "rate_limit",
+        "result",
+    ]
+
+
+def test_older_builds_cost_is_taken_once_per_message(tmp_path):
+    lines = [
+        '{"type":"assistant","uuid":"u1","sessionId":"s","costUSD":0.01,'
+        '"message":{"id":"m1","content":[{"type":"text","text":"a"}]}}',
+        '{"type":"assistant","uuid":"u2","sessionId":"s","costUSD":0.03,'
+        '"message":{"id":"m1","content":[{"type":"text","text":"b"}]}}',
+        '{"type":"assistant","uuid":"u3","sessionId":"s","costUSD":0.5,'
+        '"message":{"id":"m2","content":[{"type":"text","text":"c"}]}}',
+    ]
+    session_file = tmp_path / "s.jsonl"
+    session_file.write_text("\n".join(lines) + "\n")
+    assert parse_files([session_file]).cost_usd == pytest.approx(0.53)

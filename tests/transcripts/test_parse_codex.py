@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 from transcripts.model import Kind, Usage
@@ -131,3 +132,30 @@ def test_exec_json_given_with_its_rollout_defers_to_the_rollout():
     session = parse_files([SAMPLES / "codex-exec-json-command.jsonl", MAIN])
     assert session.format == "codex-rollout"
     assert any("codex-exec-json-command.jsonl" in warning for warning in session.warnings)
+
+
+def test_apply_patch_input_gives_a_diff_when_no_patch_end_event_exists(tmp_path):
+    patch = (
+        "*** Begin Patch\n*** Update File: solution.py\n@@ def forward(x):\n"
+        "-    return x\n+    return x * 2\n*** Add File: notes.md\n+fused\n*** End Patch\n"
+    )
+    rollout = tmp_path / "rollout-2026-03-05T08-00-00-0199bbbb.jsonl"
+    rollout.write_text(
+        '{"timestamp":"2026-03-05T08:00:00Z","type":"session_meta","payload":{"id":"0199bbbb"}}\n'
+        '{"timestamp":"2026-03-05T08:00:01Z","type":"response_item","payload":{"type":'
+        f'"custom_tool_call","status":"completed","call_id":"c1","name":"apply_patch","input":'
+        f"{json.dumps(patch)}}}}}\n"
+    )
+    (call,) = parse_files([rollout]).events
+    assert call.file_path == "solution.py"
+    assert call.diff.splitlines() == [
+        "--- a/solution.py",
+        "+++ b/solution.py",
+        "@@ def forward(x):",
+        "-    return x",
+        "+    return x * 2",
+        "--- /dev/null",
+        "+++ b/notes.md",
+        "@@ -0,0 +1,1 @@",
+        "+fused",
+    ]

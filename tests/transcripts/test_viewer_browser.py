@@ -4,7 +4,14 @@ import os
 from pathlib import Path
 
 import pytest
-from viewer_cases import DEEP_EVENT_ID, DEEP_MARKER, hostile_context, hostile_session
+from viewer_cases import (
+    DEEP_EVENT_ID,
+    DEEP_MARKER,
+    LONG_OUTPUT,
+    LONG_OUTPUT_ID,
+    hostile_context,
+    hostile_session,
+)
 
 from transcripts.model import Kind
 from transcripts.parsers import parse_files
@@ -127,4 +134,27 @@ def test_permalink_opens_the_collapsed_parents_of_its_event(browser, hostile_pag
     assert target.is_visible()
     assert page.locator("details.subagent[open]").count() == 2
     assert page.evaluate("location.hash") == f"#e-{DEEP_EVENT_ID}"
+    page.context.close()
+
+
+def test_permalink_far_down_renders_a_window_and_earlier_events_on_demand(browser, sample_page):
+    events = parse_files([EDITS]).events
+    page, _seen = open_page(browser, sample_page, f"#e-{events[-1].id}")
+    assert page.locator(f"#e-{events[-1].id}").is_visible()
+    shown = page.locator("#timeline article.ev").count()
+    assert shown < len(events)
+    scroll_up_until_first = (
+        f"(window.scrollBy(0, -5000), !!document.getElementById('e-{events[0].id}'))"
+    )
+    page.wait_for_function(scroll_up_until_first, polling=100, timeout=10_000)
+    assert page.locator("#timeline article.ev").count() > shown
+    page.context.close()
+
+
+def test_long_output_is_collapsed_until_show_all(browser, hostile_page):
+    page, _seen = open_page(browser, hostile_page)
+    event = page.locator(f"#e-{LONG_OUTPUT_ID}")
+    assert "output line 499" not in event.inner_text()
+    event.locator("button.show-all").click()
+    assert event.locator("pre").inner_text() == LONG_OUTPUT
     page.context.close()

@@ -23,6 +23,8 @@ XSS = [
 PAYLOAD = " ".join(XSS)
 DEEP_MARKER = "deep-marker-text"
 DEEP_EVENT_ID = "deep-1"
+LONG_OUTPUT_ID = "long-output"
+LONG_OUTPUT = "\n".join(f"output line {n}" for n in range(500))
 
 
 def hostile_session() -> Session:
@@ -38,7 +40,11 @@ def hostile_session() -> Session:
         title=PAYLOAD,
         record_counts={PAYLOAD: 1},
         cost_usd=0.5,
-        events=[*_hostile_events("r"), _task_call("r-task", middle)],
+        events=[
+            *_hostile_events("r"),
+            _task_call("r-task", middle),
+            Event(kind=Kind.TOOL_RESULT, id=LONG_OUTPUT_ID, text=LONG_OUTPUT),
+        ],
         warnings=[PAYLOAD],
     )
 

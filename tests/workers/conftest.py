@@ -19,8 +19,11 @@ class FakeEngine:
     def lines(self, kind: str) -> list[int]:
         if not self.log.exists():
             return []
-        return [int(line.split()[1]) for line in self.log.read_text().splitlines()
-                if line.startswith(kind)]
+        return [
+            int(line.split()[1])
+            for line in self.log.read_text().splitlines()
+            if line.startswith(kind)
+        ]
 
 
 @pytest.fixture(autouse=True)
@@ -47,12 +50,17 @@ def make_solution(text: str) -> Solution:
 
 def make_cpu_hardware(queue: str = "cpu") -> HardwareTarget:
     return make_hardware(
-        f"cpu-{uuid.uuid4().hex[:6]}", name="CPU (smoke)", queue_name=queue, gpu_model="fake-gpu",
-        device=HardwareTarget.Device.CPU, is_ranked=False,
+        f"cpu-{uuid.uuid4().hex[:6]}",
+        name="CPU (smoke)",
+        queue_name=queue,
+        gpu_model="fake-gpu",
+        device=HardwareTarget.Device.CPU,
+        is_ranked=False,
     )
 
 
 def make_graded_run(text: str = "# fake: verdict=ok\n", *, hardware=None, **fields) -> Run:
     hardware = hardware or make_cpu_hardware()
-    return make_run(solution=make_solution(text + f"# {uuid.uuid4()}\n"), hardware=hardware,
-                    **fields)
+    return make_run(
+        solution=make_solution(text + f"# {uuid.uuid4()}\n"), hardware=hardware, **fields
+    )

@@ -65,18 +65,43 @@ def _result(args, directives: dict[str, str], baselines: dict) -> dict:
     verdict = directives.get("verdict", "ok")
     key = f"v1:cols=33,rows=4:{GPU}:{TORCH}"
     cached = baselines.get(key)
-    timing = {"median_us": 10.0, "mean_us": 10.5, "std_us": 0.5, "min_us": 9.5,
-              "p10_us": 9.8, "p90_us": 11.0, "n": 100}
+    timing = {
+        "median_us": 10.0,
+        "mean_us": 10.5,
+        "std_us": 0.5,
+        "min_us": 9.5,
+        "p10_us": 9.8,
+        "p90_us": 11.0,
+        "n": 100,
+    }
     eager = cached["eager"] if cached else dict(timing, median_us=20.0)
-    shape = {"set": "smoke", "index": 0, "params": SHAPE_PARAMS, "baseline_key": key,
-             "correct": verdict == "ok", "max_abs_err": 0.0, "time": timing,
-             "baseline_eager": eager, "baseline_compile": None, "baseline_cached": bool(cached),
-             "speedup_eager": eager["median_us"] / timing["median_us"]}
-    return {"schema_version": 1, "engine_version": "fake-1", "problem": args.problem,
-            "problem_version": "v1", "device": args.device, "verdict": verdict,
-            "reason": "" if verdict == "ok" else f"fake {verdict}", "score": None,
-            "correct_visible": verdict == "ok", "correct_hidden": verdict == "ok",
-            "shapes": [shape], "environment": {"hostname": "fake", "torch": TORCH}}
+    shape = {
+        "set": "smoke",
+        "index": 0,
+        "params": SHAPE_PARAMS,
+        "baseline_key": key,
+        "correct": verdict == "ok",
+        "max_abs_err": 0.0,
+        "time": timing,
+        "baseline_eager": eager,
+        "baseline_compile": None,
+        "baseline_cached": bool(cached),
+        "speedup_eager": eager["median_us"] / timing["median_us"],
+    }
+    return {
+        "schema_version": 1,
+        "engine_version": "fake-1",
+        "problem": args.problem,
+        "problem_version": "v1",
+        "device": args.device,
+        "verdict": verdict,
+        "reason": "" if verdict == "ok" else f"fake {verdict}",
+        "score": None,
+        "correct_visible": verdict == "ok",
+        "correct_hidden": verdict == "ok",
+        "shapes": [shape],
+        "environment": {"hostname": "fake", "torch": TORCH},
+    }
 
 
 def _log(line: str) -> None:

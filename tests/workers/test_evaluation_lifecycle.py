@@ -108,7 +108,11 @@ def test_an_engine_crash_is_retried_then_ends_as_infra_error(
     run = make_graded_run("# fake: crash\n")
     evaluation = evaluate(run, django_capture_on_commit_callbacks)
     run.refresh_from_db()
-    assert (evaluation.status, evaluation.verdict, evaluation.attempts) == ("error", "infra_error", 2)
+    assert (evaluation.status, evaluation.verdict, evaluation.attempts) == (
+        "error",
+        "infra_error",
+        2,
+    )
     assert "crashed on purpose" in evaluation.reason
     assert len(fake_engine.lines("start")) == 2
     assert run.status == Run.Status.FAILED
@@ -118,7 +122,7 @@ def test_the_sweeper_takes_back_expired_leases_and_resends_lost_messages(sent):
     hardware = make_cpu_hardware(queue="gpu.sweep")
     running = evaluations.create_evaluation(run=make_graded_run(hardware=hardware))
     evaluations.claim(evaluation_id=running.pk)
-    lost = evaluations.create_evaluation(run=make_graded_run(hardware=hardware))
+    evaluations.create_evaluation(run=make_graded_run(hardware=hardware))  # its message was lost
     fresh = evaluations.create_evaluation(run=make_graded_run(hardware=hardware))
     Evaluation.objects.filter(pk=fresh.pk).update(lease_expires_at=timezone.now() + timedelta(1))
     later = timezone.now() + timedelta(seconds=700)
@@ -147,7 +151,10 @@ def test_baselines_measured_once_are_reused_by_the_next_grading(
     first = evaluate(run, django_capture_on_commit_callbacks)
     stored = BaselineTiming.objects.get()
     assert (stored.shape_key, stored.gpu_model, stored.torch_version) == (
-        "cols=33,rows=4", "fake-gpu", "0.0-fake")
+        "cols=33,rows=4",
+        "fake-gpu",
+        "0.0-fake",
+    )
     again = evaluate(run, django_capture_on_commit_callbacks, trigger="reevaluate")
     assert first.result["shapes"][0]["baseline_cached"] is False
     assert again.result["shapes"][0]["baseline_cached"] is True
@@ -157,6 +164,31 @@ def test_baselines_measured_once_are_reused_by_the_next_grading(
 def test_a_message_for_a_deleted_evaluation_is_logged_and_dropped(caplog):
     tasks.evaluate(evaluation_id=987654)
     assert "987654 is gone" in caplog.text
+
+
+def test_the_first_grading_publishes_the_run_when_the_deployment_says_so(
+    fake_engine, settings, django_capture_on_commit_callbacks
+):
+    settings.ARENA_PUBLISH_ON_GRADE = True
+    run = make_graded_run(published=False)
+    evaluate(run, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert run.published
+    run.published = False
+    run.save()
+    evaluate(run, django_capture_on_commit_callbacks, trigger="reevaluate")
+    run.refresh_from_db()
+    assert not run.published
+
+
+def test_graded_runs_wait_for_review_when_the_deployment_says_so(
+    fake_engine, settings, django_capture_on_commit_callbacks
+):
+    settings.ARENA_PUBLISH_ON_GRADE = False
+    run = make_graded_run(published=False)
+    evaluate(run, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert not run.published
 
 
 def _result(verdict: str):

@@ -68,8 +68,22 @@ def test_brokers_without_visibility_timeouts_skip_that_check():
 
 
 def test_a_gpu_worker_with_two_processes_refuses_to_start():
-    command = [sys.executable, "-m", "celery", "-A", "arena_web", "worker", "-Q", "gpu.test",
-               "-c", "2", "--pool", "prefork", "--without-mingle", "--without-gossip"]
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "arena_web",
+        "worker",
+        "-Q",
+        "gpu.test",
+        "-c",
+        "2",
+        "--pool",
+        "prefork",
+        "--without-mingle",
+        "--without-gossip",
+    ]
     env = os.environ | {"CELERY_BROKER_URL": "memory://", "CELERY_TASK_ALWAYS_EAGER": "0"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0

@@ -138,9 +138,7 @@
     if (!chain.every(function (link) { return V.visible(link[0], link[1]); })) V.clearFilters();
     var list = listOf(document.getElementById('timeline')), node = null;
     for (var k = 0; k < chain.length; k++) {
-      var j = list.order.indexOf(chain[k][1]);
-      if (!list.nodes[chain[k][1]]) V.renderMore(list, j);
-      node = list.nodes[chain[k][1]];
+      node = V.showAt(list, list.order.indexOf(chain[k][1]));
       if (k === chain.length - 1) break;
       var section = node.querySelector('details.subagent[data-s="' + chain[k + 1][0] + '"]');
       section.open = true;
@@ -187,8 +185,8 @@
     for (var round = 0; round < 64; round++) {
       var changed = false;
       V.lists().forEach(function (l) {
-        if (l.box.isConnected && l.shown < l.order.length) {
-          V.renderMore(l, l.order.length - 1);
+        if (l.box.isConnected && (l.lo > 0 || l.hi < l.order.length)) {
+          V.showAll(l);
           changed = true;
         }
       });
@@ -235,6 +233,11 @@
         return x(n).toFixed(1) + ',' + (H - 30 - c[spec[0]] * (H - 50) / spec[1]).toFixed(1);
       });
       chart.appendChild(svg('polyline', { points: points.join(' '), class: 'line-' + spec[2] }));
+      if (points.length > 60) return;
+      points.forEach(function (point) {
+        var xy = point.split(',');
+        chart.appendChild(svg('circle', { cx: xy[0], cy: xy[1], r: 3, class: 'dot-' + spec[2] }));
+      });
     });
     var labels = [[6, 14, 'cumulative tokens (max ' + fmt(total) + ')', 'cum'],
       [W - 6, 14, 'context per call (max ' + fmt(maxCtx) + ')', 'ctx'],
@@ -275,7 +278,7 @@
     document.addEventListener('click', function (e) {
       var button = e.target.closest('button.show-all, button.more');
       if (button && button._expand) button._expand();
-      if (button && button._list) V.renderMore(button._list);
+      if (button && button._list) V.page(button._list, button._dir);
     });
     window.addEventListener('hashchange', openAnchor);
     document.addEventListener('keydown', function (e) {

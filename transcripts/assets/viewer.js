@@ -14,7 +14,6 @@ var ArenaViewer = (function () {
   var filter = { kinds: {}, tool: '' };
   var lists = [];
   var matchCache = {};
-  var anchors = null;
   var observer = new IntersectionObserver(onIntersect, { rootMargin: '1200px' });
 
   function el(tag, cls, text) {
@@ -62,6 +61,7 @@ var ArenaViewer = (function () {
   function filtersChanged() {
     matchCache = {};
     lists = [];
+    observer.disconnect();
     mountList(document.getElementById('timeline'), 0);
   }
 
@@ -75,45 +75,94 @@ var ArenaViewer = (function () {
     filtersChanged();
   }
 
-  // ---- paged lists ---------------------------------------------------------------------------
+  // ---- paged lists: a window [lo, hi) of a session's visible events is in the DOM -----------
   function mountList(box, s) {
-    var list = { box: box, s: s, order: [], shown: 0, nodes: {}, more: null };
+    var list = { box: box, s: s, order: [], lo: 0, hi: 0, nodes: {} };
     box.textContent = '';
     lists.push(list);
     var evs = SESSIONS[s].ev;
     for (var i = 0; i < evs.length; i++) if (visible(s, i)) list.order.push(i);
     if (!list.order.length) box.appendChild(el('p', 'muted', 'No events match the filters.'));
-    list.more = el('button', 'more', '');
-    list.more.type = 'button';
-    list.more._list = list;
+    list.less = pageButton(list, -1);
+    list.more = pageButton(list, 1);
+    box.appendChild(list.less);
     box.appendChild(list.more);
-    renderMore(list);
+    renderRange(list, 0, PAGE);
     return list;
   }
 
-  function renderMore(list, upto) {
-    var end = Math.min(list.order.length, Math.max(list.shown + PAGE, (upto || 0) + 1));
+  function pageButton(list, dir) {
+    var button = el('button', 'more');
+    button.type = 'button';
+    button._list = list;
+    button._dir = dir;
+    return button;
+  }
+
+  function page(list, dir) {
+    if (dir > 0) renderRange(list, list.lo, list.hi + PAGE);
+    else renderRange(list, list.lo - PAGE, list.hi);
+  }
+
+  // The node of the j-th visible event; a far jump drops the window instead of building
+  // every event in between.
+  function showAt(list, j) {
+    if (j < list.lo - PAGE || j >= list.hi + PAGE) clearRange(list, Math.max(0, j - 10));
+    renderRange(list, Math.min(list.lo, j), Math.max(list.hi, j + 25));
+    return list.nodes[list.order[j]];
+  }
+
+  function showAll(list) { renderRange(list, 0, list.order.length); }
+
+  function clearRange(list, at) {
+    for (var j = list.lo; j < list.hi; j++) list.nodes[list.order[j]].remove();
+    list.nodes = {};
+    list.lo = list.hi = at;
+  }
+
+  function renderRange(list, from, to) {
+    from = Math.max(0, from);
+    to = Math.min(list.order.length, to);
+    if (to > list.hi) {
+      list.box.insertBefore(build(list, list.hi, to), list.more);
+      list.hi = to;
+    }
+    if (from < list.lo) prepend(list, from);
+    updateButton(list.less, list.lo, 'earlier');
+    updateButton(list.more, list.order.length - list.hi, 'later');
+  }
+
+  // Keeps what the reader looks at in place while earlier events appear above it.
+  function prepend(list, from) {
+    var anchor = list.hi > list.lo ? list.nodes[list.order[list.lo]] : null;
+    var before = anchor ? anchor.getBoundingClientRect().top : 0;
+    list.box.insertBefore(build(list, from, list.lo), list.less.nextSibling);
+    list.lo = from;
+    if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - before);
+  }
+
+  function build(list, from, to) {
     var frag = document.createDocumentFragment();
-    for (var j = list.shown; j < end; j++) {
+    for (var j = from; j < to; j++) {
       var i = list.order[j];
       list.nodes[i] = renderEvent(list.s, i);
       frag.appendChild(list.nodes[i]);
     }
-    list.box.insertBefore(frag, list.more);
-    list.shown = end;
-    observer.unobserve(list.more);
-    if (end >= list.order.length) {
-      list.more.hidden = true;
-    } else {
-      list.more.textContent = 'show more (' + fmt(list.order.length - end) + ' events left)';
-      observer.observe(list.more);
-    }
+    return frag;
+  }
+
+  function updateButton(button, left, word) {
+    observer.unobserve(button);
+    button.hidden = left <= 0;
+    if (left <= 0) return;
+    button.textContent = 'show ' + word + ' events (' + fmt(left) + ' ' + word + ')';
+    observer.observe(button);
   }
 
   function onIntersect(entries) {
     entries.forEach(function (entry) {
-      var list = entry.target._list;
-      if (entry.isIntersecting && list && list.shown < list.order.length) renderMore(list);
+      var button = entry.target;
+      if (entry.isIntersecting && !button.hidden) page(button._list, button._dir);
     });
   }
 
@@ -262,6 +311,9 @@ var ArenaViewer = (function () {
     summary.appendChild(el('span', 'badge', totalsLine(sub.tot, sub.ev.length)));
     d.appendChild(summary);
     d._fill = function (dd) {
+      var facts = [sub.ai && 'agent ' + sub.ai, sub.m && 'model ' + sub.m.join(', '), sub.id];
+      dd.appendChild(el('div', 'path', facts.filter(Boolean).join(' \u00b7 ')));
+      if (sub.w) dd.appendChild(textBlock('parser warnings:\n' + sub.w.join('\n')));
       var box = el('div', 'events');
       dd.appendChild(box);
       dd._list = mountList(box, c);
@@ -370,7 +422,8 @@ var ArenaViewer = (function () {
 
   return {
     SESSIONS: SESSIONS, filter: filter, el: el, fmt: fmt, short: short, oneLine: oneLine,
-    lists: function () { return lists; }, mountList: mountList, renderMore: renderMore,
+    lists: function () { return lists; }, mountList: mountList, page: page, showAt: showAt,
+    showAll: showAll,
     fillDetails: fillDetails, visible: visible, filtersChanged: filtersChanged,
     clearFilters: clearFilters
   };

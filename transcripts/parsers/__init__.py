@@ -26,6 +26,7 @@ from transcripts.parsers import (
 from transcripts.parsers.claude_jsonl import session_files_for
 from transcripts.parsers.common import (
     TranscriptError,
+    clean_session,
     number_events,
     read_lines,
 )
@@ -83,6 +84,8 @@ def detect_format(path: Path) -> str | None:
 
 
 def _sniff(record: dict) -> str | None:
+    if not isinstance(record.get("type"), str | None):
+        return None
     return next((name for looks_like, name in _sniffers() if looks_like(record)), None)
 
 
@@ -106,6 +109,8 @@ def parse_files(paths: list[Path]) -> Session:
     session.warnings += [f"{p}: not part of the {name} transcript, ignored" for p in unknown]
     for other in by_format.values():
         session.warnings += [f"{p}: a second transcript format, ignored" for p in other]
+    for _, part in session.walk():
+        clean_session(part)
     number_events(session)
     return session
 

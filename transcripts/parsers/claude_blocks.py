@@ -10,6 +10,7 @@ from transcripts.parsers.common import (
     SessionBuilder,
     as_int,
     as_text,
+    short_path,
 )
 
 SUBAGENT_TOOLS = ("Task", "Agent")
@@ -146,15 +147,9 @@ def apply_tool_use_result(builder: SessionBuilder, result: Event, detail: Any) -
     path = detail.get("filePath")
     if isinstance(path, str):
         call.file_path = call.file_path or path
-    diff = patch_diff(_relative(call.file_path or "", builder.session.cwd), detail)
+    diff = patch_diff(short_path(call.file_path or "", builder.session.cwd), detail)
     if diff:
         call.diff = diff
-
-
-def _relative(path: str, cwd: str | None) -> str:
-    if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1 :]
-    return path
 
 
 def patch_diff(path: str, detail: dict) -> str | None:

@@ -44,6 +44,7 @@ class ClaudeReader:
         self.agent_id = agent_id
         self.links: dict[str, str] = {}  # Task/Agent tool_use id -> spawned agent id
         self.uuids: set[str] = set()
+        self.costs: dict[str, float] = {}  # message id -> costUSD written by older builds
 
     @property
     def session(self) -> Session:
@@ -94,6 +95,13 @@ class ClaudeReader:
         usage = blocks.claude_usage(message.get("usage"))
         if events and api_call_id and usage is not None:
             self.builder.set_api_usage(api_call_id, events[0], usage)
+        self._note_cost(api_call_id, record.get("costUSD"))
+
+    def _note_cost(self, api_call_id: str | None, cost) -> None:
+        """Older builds wrote ``costUSD`` per record; as for usage, a message's last one counts."""
+        if api_call_id and isinstance(cost, int | float) and not isinstance(cost, bool):
+            self.costs[api_call_id] = cost
+            self.session.cost_usd = sum(self.costs.values())
 
     def _user(self, record: dict) -> None:
         message = record.get("message")

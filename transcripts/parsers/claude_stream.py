@@ -135,9 +135,13 @@ def _agent_reader(agents: dict[str, StreamReader], parent: str) -> StreamReader:
 def _attach(main: StreamReader, agents: dict[str, StreamReader]) -> None:
     sessions = {call_id: reader.session for call_id, reader in agents.items()}
     version = main.session.cli_version
+    agent_ids = {}  # tool_use id -> the agent id its result reported
+    for reader in [main, *agents.values()]:
+        agent_ids.update(reader.links)
 
     def describe(child: Session, call_id: str, call: Event | None) -> None:
         arguments = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
+        child.agent_id = agent_ids.get(call_id, call_id)
         child.agent_type = arguments.get("subagent_type")
         child.description = arguments.get("description")
         child.cli_version = version

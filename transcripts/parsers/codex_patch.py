@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from transcripts.parsers.common import short_path
+
 _ADD, _DELETE, _UPDATE, _MOVE = (
     "*** Add File: ",
     "*** Delete File: ",
@@ -21,12 +23,6 @@ def _header(old: str | None, new: str | None) -> list[str]:
     return [f"--- a/{old}" if old else "--- /dev/null", f"+++ b/{new}" if new else "+++ /dev/null"]
 
 
-def short_path(path: str, cwd: str | None) -> str:
-    if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1 :]
-    return path.lstrip("/")
-
-
 def changes_diff(changes: Any, cwd: str | None = None) -> tuple[str | None, str | None]:
     """(diff text, first path) from ``patch_apply_end.changes`` (path -> type, diff or content)."""
     if not isinstance(changes, dict):
@@ -35,6 +31,7 @@ def changes_diff(changes: Any, cwd: str | None = None) -> tuple[str | None, str 
     for path, change in changes.items():
         change = change if isinstance(change, dict) else {}
         kind, moved = change.get("type"), change.get("move_path")
+        moved = moved if isinstance(moved, str) else None
         old = None if kind == "add" else short_path(path, cwd)
         new = None if kind == "delete" else short_path(moved or path, cwd)
         body = change.get("unified_diff")

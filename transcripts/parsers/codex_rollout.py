@@ -13,15 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from transcripts.model import Event, Kind, Session
-from transcripts.parsers.codex_patch import apply_patch_diff, changes_diff, short_path
+from transcripts.parsers.codex_patch import apply_patch_diff, changes_diff
 from transcripts.parsers.codex_usage import codex_usage
 from transcripts.parsers.common import (
     SessionBuilder,
+    as_id,
+    as_int,
     as_text,
     attach_subagents,
     feed_lines,
     json_or_text,
     raw_event,
+    short_path,
 )
 
 FORMAT = "codex-rollout"
@@ -103,12 +106,12 @@ class RolloutReader:
         if session.id and meta.get("id") != session.id:
             self.replaying = bool(self.parent_id)  # the parent's history follows; skip it
             return
-        session.id = str(meta.get("id") or session.id)
+        session.id = as_id(meta.get("id")) or session.id
         session.cwd = meta.get("cwd") or session.cwd
         session.cli_version = meta.get("cli_version") or session.cli_version
         self.builder.note_time(meta.get("timestamp") or timestamp)
         spawn = _thread_spawn(meta.get("source"))
-        self.parent_id = spawn.get("parent_thread_id") or meta.get("forked_from_id")
+        self.parent_id = as_id(spawn.get("parent_thread_id")) or as_id(meta.get("forked_from_id"))
         session.agent_type = spawn.get("agent_role") or meta.get("agent_role")
         session.description = spawn.get("agent_nickname") or meta.get("agent_nickname")
 
@@ -305,7 +308,7 @@ def _apply_exec_end(result: Event, end: dict) -> None:
         result.exit_code, result.is_error = exit_code, exit_code != 0
     duration = end.get("duration")
     if isinstance(duration, dict):
-        seconds = duration.get("secs", 0) + duration.get("nanos", 0) / 1e9
+        seconds = as_int(duration.get("secs")) + as_int(duration.get("nanos")) / 1e9
         result.duration_ms = round(seconds * 1000)
 
 

@@ -1,0 +1,63 @@
+"""The run's transcript: shown in the browser, or downloaded as one standalone HTML file."""
+
+from dataclasses import asdict
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from submissions import selectors
+from submissions.models import Run
+from submissions.transcript_processing import load_session
+from transcripts.render import render_html
+
+# The page carries its own CSP meta tag with hashes; the header repeats the essentials so the
+# response is locked down even for a client that ignores meta policies.
+_HEADER_CSP = "default-src 'none'; connect-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+
+@require_GET
+def transcript(request, run_id):
+    return _transcript_response(request, run_id, download=False)
+
+
+@require_GET
+def transcript_download(request, run_id):
+    return _transcript_response(request, run_id, download=True)
+
+
+def _transcript_response(request, run_id, *, download: bool) -> HttpResponse:
+    run = selectors.run_for_viewer(run_id=run_id, user=request.user)
+    if run.transcript_status != Run.TranscriptStatus.PARSED:
+        return render(request, "submissions/transcript_pending.html", {"run": run}, status=404)
+    html = render_html(load_session(run), context=transcript_context(run))
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = _HEADER_CSP
+    if download:
+        response["Content-Disposition"] = f'attachment; filename="run-{run.uuid}.html"'
+    return response
+
+
+def transcript_context(run: Run) -> dict:
+    evaluation = selectors.latest_evaluation(run)
+    return {
+        "title": f"{run.problem.title} · {run.language_model.display_name} · {run.harness.name}",
+        "problem": run.problem.title,
+        "model": run.language_model.display_name,
+        "harness": run.harness.name,
+        "verdict": evaluation.verdict if evaluation else None,
+        "score": evaluation.score if evaluation else None,
+        "solution": run.solution.code if run.solution else None,
+        "evaluation": public_result(evaluation) if evaluation and evaluation.result else None,
+    }
+
+
+def public_result(evaluation) -> dict:
+    """The stored result as the public may see it: held-out parameters removed."""
+    result = dict(evaluation.result)
+    result["gates"] = [asdict(gate) for gate in selectors.public_gates(evaluation)]
+    result["shapes"] = [
+        {**shape, "params": None} if shape.get("set") == "hidden" else shape
+        for shape in result.get("shapes", [])
+    ]
+    return result

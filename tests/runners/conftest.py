@@ -1,0 +1,54 @@
+"""Shared helpers for the engine's tests: a tiny problem, cheating solutions, short limits."""
+
+import threading
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+TINY = HERE / "problems" / "tiny_tanh"
+RUNTIME = HERE / "solutions" / "runtime"
+
+# Short wall clocks so a runaway candidate costs seconds; generous enough for a cold torch
+# import on a loaded 2-core machine.
+FAST_LIMITS = dict(build_s=90.0, step_s=12.0, cpu_s=60, data_bytes=3 * 2**30, nproc=64)
+# A missing engine limit must fail the test, not hang it.
+TEST_DEADLINE_S = 240.0
+
+
+def run_bounded(fn, *args, **kwargs):
+    """Call fn in a thread; fail the test if it is still running after the deadline."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # re-raised in the test's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(TEST_DEADLINE_S)
+    if thread.is_alive():
+        pytest.fail(f"{getattr(fn, '__name__', fn)} still running after {TEST_DEADLINE_S:.0f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def grade_tiny(solution: str, *, static: bool = True, device: str = "cpu"):
+    from runners.evaluate import evaluate
+    from runners.sandbox import Limits
+
+    return run_bounded(
+        evaluate,
+        TINY,
+        RUNTIME / f"{solution}.py",
+        device=device,
+        limits=Limits(**FAST_LIMITS),
+        static=static,
+    )
+
+
+def gate_status(result) -> dict[str, str]:
+    return {gate.name: gate.status for gate in result.gates}

@@ -1,0 +1,19 @@
+"""Returns a tensor subclass that carries the right values."""
+
+import torch
+import torch.nn as nn
+
+
+class Lazy(torch.Tensor):
+    pass
+
+
+class ModelNew(nn.Module):
+    def __init__(self, cols: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(cols))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        decay = torch.exp(-2.0 * x.abs())
+        out = torch.sign(x) * (1.0 - decay) / (1.0 + decay) * self.weight
+        return out.as_subclass(Lazy)

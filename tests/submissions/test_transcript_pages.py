@@ -1,0 +1,111 @@
+import gzip
+import hashlib
+from pathlib import Path
+
+import pytest
+from django.core.files.base import ContentFile
+from django.urls import reverse
+
+from submissions import tasks
+from submissions.models import Run, TranscriptFile
+from submissions.transcript_processing import load_session, process_transcript
+from tests.factories import make_evaluation, make_run, make_user
+from tests.submissions.helpers import form, loose_files
+
+SAMPLES = Path(__file__).resolve().parent.parent / "transcripts" / "samples"
+CLAUDE_SAMPLE = SAMPLES / "claude-jsonl-edits-3fe1b6bc.jsonl"
+
+pytestmark = pytest.mark.django_db
+
+
+def attach_transcript(run: Run, name: str, content: bytes) -> None:
+    stored = TranscriptFile(
+        run=run, name=name, sha256=hashlib.sha256(content).hexdigest(), size=len(content)
+    )
+    stored.file.save(name, ContentFile(content), save=True)
+
+
+def parsed_run(content: bytes | None = None, **fields) -> Run:
+    run = make_run(**fields)
+    attach_transcript(run, "transcript.jsonl", content or CLAUDE_SAMPLE.read_bytes())
+    process_transcript(run=run)
+    run.refresh_from_db()
+    return run
+
+
+def test_upload_enqueues_transcript_processing_after_commit(
+    api, registry, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued = []
+    monkeypatch.setattr(tasks.process_transcript, "delay", lambda **kw: queued.append(kw))
+    monkeypatch.setattr("submissions.services.enqueue_evaluation", lambda **kw: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/v1/runs/", form(registry, **loose_files()))
+    assert response.status_code == 201
+    run = Run.objects.get()
+    assert queued == [{"run_id": run.pk}]
+    assert run.transcript_status == Run.TranscriptStatus.PENDING
+
+
+def test_processing_stores_the_normalized_session_with_secrets_redacted():
+    secret = b"sk-ant-api03-" + b"A" * 40
+    content = CLAUDE_SAMPLE.read_bytes()
+    line = (
+        b'{"type":"user","uuid":"u-secret","sessionId":"3fe1b6bc","timestamp":'
+        b'"2025-01-01T00:00:00Z","message":{"role":"user","content":"key ' + secret + b'"}}\n'
+    )
+    run = parsed_run(content + line)
+    assert run.transcript_status == Run.TranscriptStatus.PARSED
+    session = load_session(run)
+    tool_calls = [e for _, s in session.walk() for e in s.events if e.kind == "tool_call"]
+    assert len(tool_calls) == 76
+    with run.normalized_transcript.open("rb") as handle:
+        assert secret not in gzip.decompress(handle.read())
+
+
+def test_unreadable_transcript_marks_the_run_and_keeps_it(client):
+    run = parsed_run(b"\x00\x01 not a transcript at all\n")
+    assert run.transcript_status == Run.TranscriptStatus.FAILED
+    assert run.transcript_error
+    assert run.transcript_files.count() == 1
+    page = client.get(reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
+    assert page.status_code == 404
+    assert "could not be read" in page.content.decode()
+    assert client.get(run.get_absolute_url()).status_code == 200
+
+
+def test_transcript_page_is_the_standalone_viewer_locked_down(client):
+    run = parsed_run()
+    page = client.get(reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
+    assert page.status_code == 200
+    assert "default-src 'none'" in page["Content-Security-Policy"]
+    html = page.content.decode()
+    assert 'http-equiv="Content-Security-Policy"' in html
+    assert run.problem.title in html
+
+
+def test_transcript_download_is_an_attachment(client):
+    run = parsed_run()
+    url = reverse("submissions:run-transcript-download", kwargs={"run_id": run.uuid})
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="run-{run.uuid}.html"'
+
+
+def test_transcript_never_shows_held_out_parameters(client):
+    run = parsed_run()
+    make_evaluation(run)  # its hidden shape is batch=4099, dim=12289
+    html = client.get(
+        reverse("submissions:run-transcript", kwargs={"run_id": run.uuid})
+    ).content.decode()
+    assert "Evaluation" in html
+    assert "4099" not in html and "12289" not in html
+
+
+def test_unpublished_transcript_is_hidden_from_others(client):
+    owner = make_user("owner")
+    run = parsed_run(published=False, submitter=owner)
+    url = reverse("submissions:run-transcript", kwargs={"run_id": run.uuid})
+    assert client.get(url).status_code == 404
+    client.force_login(owner)
+    assert client.get(url).status_code == 200

@@ -1,0 +1,67 @@
+"""An upload graded end to end by the real engine on CPU, with tasks run eagerly in-process."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from submissions import evaluations
+from submissions.models import Run
+from submissions.registry import engine_problems, ensure_cpu_target, sync_problems
+from tests.factories import make_harness, make_language_model, make_token, make_user
+from tests.workers.conftest import make_graded_run
+
+pytestmark = pytest.mark.django_db
+
+FORBIDDEN = b"""import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+"""
+TRANSCRIPT = b'{"type": "user", "message": {"content": "write a softmax kernel"}}\n'
+
+
+def test_an_upload_is_graded_by_the_engine_and_its_history_is_served(
+    django_capture_on_commit_callbacks,
+):
+    sync_problems(infos=engine_problems())
+    form = {
+        "problem": "softmax",
+        "model": make_language_model().slug,
+        "harness": make_harness().slug,
+        "hardware": ensure_cpu_target().slug,
+        "solution": SimpleUploadedFile("solution.py", FORBIDDEN),
+        "transcript": [SimpleUploadedFile("transcript.jsonl", TRANSCRIPT)],
+    }
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {make_token(make_user())}")
+    with django_capture_on_commit_callbacks(execute=True):
+        created = api.post("/api/v1/runs/", form, format="multipart")
+    assert created.status_code == 201, created.content
+    detail = api.get(created.json()["status_url"]).json()
+    assert detail["status"] == "evaluated"
+    [evaluation] = detail["evaluations"]
+    assert (evaluation["status"], evaluation["verdict"]) == ("done", "forbidden")
+    assert "torch.softmax" in evaluation["reason"]
+    assert evaluation["engine_version"]
+    assert {"name": "static", "status": "fail"}.items() <= evaluation["gates"][0].items()
+
+
+def test_a_run_moves_from_received_through_queued_and_evaluating_to_evaluated(
+    fake_engine, monkeypatch, django_capture_on_commit_callbacks
+):
+    run = make_graded_run()
+    seen = [Run.objects.get(pk=run.pk).status]
+    refresh = evaluations.refresh_run_status
+
+    def recording(*, run_id):
+        refresh(run_id=run_id)
+        seen.append(Run.objects.get(pk=run_id).status)
+
+    monkeypatch.setattr(evaluations, "refresh_run_status", recording)
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluations.enqueue_evaluation(run=run)
+    assert seen == ["received", "queued", "evaluating", "evaluated"]
+    assert evaluations.enqueue_evaluation(run=run) is None
