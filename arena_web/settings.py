@@ -217,6 +217,14 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TASK_SOFT_TIME_LIMIT = ARENA_EVAL_TIMEOUT_S + 60
 CELERY_TASK_TIME_LIMIT = ARENA_EVAL_TIMEOUT_S + 120
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * CELERY_TASK_TIME_LIMIT}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # One host without Redis (bench/workers_gpu.py on the GPU machine): messages are files.
+    _BROKER_DIR = VAR_DIR / "broker"
+    _BROKER_DIR.mkdir(exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {
+        "data_folder_in": str(_BROKER_DIR),
+        "data_folder_out": str(_BROKER_DIR),
+    }
 CELERY_TASK_ROUTES = {"submissions.sweep_evaluations": {"queue": "cpu"}}
 CELERY_BEAT_SCHEDULE = {
     "sweep-evaluations": {

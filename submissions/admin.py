@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 from django.db import models
+from django.utils.html import format_html
 
 from submissions import evaluations, services
 from submissions.models import (
@@ -83,7 +84,7 @@ class ProblemAdmin(ReadOnlyAdmin):
 
 class TranscriptFileInline(ReadOnlyInline):
     model = TranscriptFile
-    fields = ["name", "size", "sha256", "file"]
+    fields = ["name", "size", "sha256"]
     show_change_link = False
 
 
@@ -135,8 +136,8 @@ class RunAdmin(admin.ModelAdmin):
         "prompt_hash",
         "transcript_status",
         "transcript_error",
-        "normalized_transcript",
     ]
+    exclude = ["normalized_transcript"]  # uploads are never served as media
     inlines = [TranscriptFileInline, EvaluationInline]
     actions = ["publish", "unpublish"]
 
@@ -218,6 +219,12 @@ class EvaluationAdmin(ReadOnlyAdmin):
 class SolutionAdmin(ReadOnlyAdmin):
     list_display = ["sha256", "size", "created_at"]
     search_fields = ["sha256"]
+    fields = ["sha256", "size", "created_at", "source"]
+    readonly_fields = fields
+
+    @admin.display(description="Source")
+    def source(self, solution: Solution) -> str:
+        return format_html("<pre>{}</pre>", solution.code)
 
 
 @admin.register(BaselineTiming)

@@ -84,10 +84,9 @@ def _zip_members(archive: zipfile.ZipFile, *, compressed: int) -> list[Member]:
     _check_expansion(sum(info.file_size for info in infos), compressed)
     members = []
     for info in infos:
-        name = safe_relative_name(info.filename)
         _check_zip_type(info)
-        if not info.is_dir():
-            opener = _zip_opener(archive, info)
+        if not info.is_dir():  # folders are never extracted, so their names do not matter
+            name, opener = safe_relative_name(info.filename), _zip_opener(archive, info)
             members.append(Member(name=name, size=info.file_size, open=opener))
     return members
 
@@ -110,10 +109,10 @@ def _tar_members(archive: tarfile.TarFile, *, compressed: int) -> list[Member]:
         _check_count(len(members) + 1)
         declared += info.size
         _check_expansion(declared, compressed)
-        name = safe_relative_name(info.name)
         _check_tar_type(info)
         if info.isreg():
-            members.append(Member(name=name, size=info.size, open=_tar_opener(archive, info)))
+            name, opener = safe_relative_name(info.name), _tar_opener(archive, info)
+            members.append(Member(name=name, size=info.size, open=opener))
     return members
 
 

@@ -1,3 +1,5 @@
+import json
+
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -13,5 +15,9 @@ def home(request):
 @require_GET
 def run_detail(request, run_id):
     run = selectors.run_for_viewer(run_id=run_id, user=request.user)
-    context = {"run": run, "reports": selectors.evaluation_reports(run)}
+    context = {
+        "run": run,
+        "reports": selectors.evaluation_reports(run),
+        "metadata_json": json.dumps(run.metadata, indent=2, ensure_ascii=False),
+    }
     return render(request, "submissions/run_detail.html", context)

@@ -33,7 +33,10 @@ _SHAPES = [
     ("slack-token", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     ("url-password", "://", r"://[^/\s:@]{1,200}:(?P<value>[^/\s@]{3,200})@"),
 ]
-_COMPILED_SHAPES = [(kind, tuple(lits.split()), re.compile(rx)) for kind, lits, rx in _SHAPES]
+_COMPILED_SHAPES = [(kind, re.compile(rx)) for kind, _, rx in _SHAPES]
+_LITERALS = [
+    (literal, index) for index, shape in enumerate(_SHAPES) for literal in shape[1].split()
+]
 
 # Credentials introduced by a name, matched where a plain search found one of these words.
 _SECRET_WORDS = "api[_-]?key|token|secret(?:[_-]?key)?|password|passwd|access[_-]?key"  # noqa: S105
@@ -51,11 +54,11 @@ _NAME_ONLY = re.compile(rf"(?i:^[A-Za-z0-9_.-]*(?:{_SECRET_WORDS})$)")
 
 def _shape_spans(text: str) -> list[tuple[int, int, str]]:
     spans = []
-    for kind, literals, pattern in _COMPILED_SHAPES:
-        if any(literal in text for literal in literals):
-            for match in pattern.finditer(text):
-                group = "value" if "value" in pattern.groupindex else 0
-                spans.append((match.start(group), match.end(group), kind))
+    for index in sorted({index for literal, index in _LITERALS if literal in text}):
+        kind, pattern = _COMPILED_SHAPES[index]
+        for match in pattern.finditer(text):
+            group = "value" if "value" in pattern.groupindex else 0
+            spans.append((match.start(group), match.end(group), kind))
     return spans
 
 

@@ -52,6 +52,7 @@ class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
             run, created = _create_from(upload.validated_data, submitter=request.user)
         except IntakeError as error:
             return Response({"detail": str(error)}, status=error.status_code)
+        run.refresh_from_db(fields=["status"])  # with eager Celery, grading already happened
         body = serializers.RunCreatedSerializer(run, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

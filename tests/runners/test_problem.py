@@ -25,7 +25,8 @@ DECK = ("rmsnorm", "row_sum", "softmax")
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     """A writable copy of the rmsnorm problem to break in a test."""
-    return Path(shutil.copytree(problems_root() / "rmsnorm", tmp_path / "rmsnorm"))
+    ignore = shutil.ignore_patterns("__pycache__")
+    return Path(shutil.copytree(problems_root() / "rmsnorm", tmp_path / "rmsnorm", ignore=ignore))
 
 
 def edit_yaml(path: Path, change) -> None:

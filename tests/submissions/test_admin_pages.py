@@ -103,3 +103,9 @@ def test_the_publish_action_publishes_runs(admin_client):
     )
     run.refresh_from_db()
     assert run.published
+
+
+def test_the_solution_page_shows_its_source_escaped(admin_client):
+    solution = Solution.objects.get()
+    page = admin_client.get(admin_url(Solution, "change", solution.pk)).content.decode()
+    assert "class ModelNew(torch.nn.Module):" in page

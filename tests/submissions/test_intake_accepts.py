@@ -1,4 +1,6 @@
 import hashlib
+import io
+import tarfile
 
 import pytest
 
@@ -172,3 +174,20 @@ def test_grading_and_transcript_parsing_are_queued_after_commit(
     run = Run.objects.get()
     assert [e.run for e in sent] == [run]
     assert run.evaluations.get().hardware == registry["hardware"]
+
+
+def test_a_tar_made_with_dot_paths_is_accepted(api, registry):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        folder = tarfile.TarInfo(".")
+        folder.type = tarfile.DIRTYPE
+        archive.addfile(folder)
+        for name, content in RUN_FOLDER.items():
+            info = tarfile.TarInfo(f"./{name}")
+            info.size = len(content)
+            archive.addfile(info, io.BytesIO(content))
+    bundle = upload("run.tar.gz", buffer.getvalue())
+    response = api.post(URL, form(registry, bundle=bundle), format="multipart")
+
+    assert response.status_code == 201, response.json()
+    assert Run.objects.get().transcript_files.count() == 2

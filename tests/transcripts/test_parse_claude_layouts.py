@@ -192,3 +192,23 @@ def test_older_builds_cost_is_taken_once_per_message(tmp_path):
     session_file = tmp_path / "s.jsonl"
     session_file.write_text("\n".join(lines) + "\n")
     assert parse_files([session_file]).cost_usd == pytest.approx(0.53)
+
+
+def test_an_unreadable_path_is_refused_with_a_clear_message(tmp_path):
+    with pytest.raises(TranscriptError, match="cannot read"):
+        parse_files([tmp_path / "missing.jsonl"])
+    with pytest.raises(TranscriptError, match="cannot read"):
+        parse_files([tmp_path])
+
+
+def test_an_agent_neither_named_nor_prompted_is_paired_with_a_call_in_order(tmp_path):
+    main = tmp_path / BESIDE_SESSION.name
+    main.write_text(BESIDE_SESSION.read_text().replace('"agentId":"b33cc33"', '"agentId":null'))
+    agent = tmp_path / "agent-b33cc33.jsonl"
+    prompt = "Read solution.py and say whether it uses shared memory."
+    copied = (BESIDE_SESSION.parent / agent.name).read_text()
+    agent.write_text(copied.replace(prompt, "A prompt rewritten by the CLI."))
+    session = parse_files([agent, main])
+    (child,) = spawning_call(session).children
+    assert child.agent_id == "b33cc33"
+    assert session.warnings == ["subagent b33cc33: linked to call toolu_bdrk_01BesideTask by order"]

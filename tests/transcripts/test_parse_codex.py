@@ -159,3 +159,27 @@ def test_apply_patch_input_gives_a_diff_when_no_patch_end_event_exists(tmp_path)
         "@@ -0,0 +1,1 @@",
         "+fused",
     ]
+
+
+def test_early_rollouts_without_the_envelope_are_read(tmp_path):
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"
+    records = [
+        {"id": "0191aaaa", "timestamp": "2025-05-01T10:00:00Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]},
+        {
+            "type": "function_call",
+            "name": "shell",
+            "arguments": json.dumps({"command": ["apply_patch", patch]}),
+            "call_id": "call_1",
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "Done!"},
+    ]
+    rollout = tmp_path / "rollout-2025-05-01T10-00-00-0191aaaa.jsonl"
+    rollout.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert detect_format(rollout) == "codex-rollout"
+    session = parse_files([rollout])
+    assert session.id == "0191aaaa"
+    assert [e.kind for e in session.events] == [Kind.USER, Kind.TOOL_CALL, Kind.TOOL_RESULT]
+    assert session.events[1].file_path == "hello.txt"
+    assert "+hi" in session.events[1].diff

@@ -143,10 +143,13 @@ def test_permalink_far_down_renders_a_window_and_earlier_events_on_demand(browse
     assert page.locator(f"#e-{events[-1].id}").is_visible()
     shown = page.locator("#timeline article.ev").count()
     assert shown < len(events)
-    scroll_up_until_first = (
-        f"(window.scrollBy(0, -5000), !!document.getElementById('e-{events[0].id}'))"
-    )
-    page.wait_for_function(scroll_up_until_first, polling=100, timeout=10_000)
+    first = page.locator(f"#e-{events[0].id}")
+    for _ in range(50):
+        if first.count():
+            break
+        page.mouse.wheel(0, -5000)
+        page.wait_for_timeout(100)
+    assert first.count() == 1
     assert page.locator("#timeline article.ev").count() > shown
     page.context.close()
 

@@ -6,6 +6,7 @@
   var SVG = 'http://www.w3.org/2000/svg';
   var hits = [];
   var hitPos = -1;
+  var searched = '';
   var anchors = null;
   var current = null;
 
@@ -80,6 +81,7 @@
 
   function runSearch(query) {
     var q = query.trim().toLowerCase(), list = document.getElementById('search-results');
+    searched = query;
     hits = [];
     hitPos = -1;
     list.textContent = '';
@@ -265,7 +267,7 @@
     input.addEventListener('keydown', function (e) {
       if (e.key !== 'Enter') return;
       clearTimeout(timer);
-      if (!hits.length) runSearch(input.value);
+      if (searched !== input.value) runSearch(input.value);
       step(e.shiftKey ? -1 : 1);
     });
     document.getElementById('search-next').addEventListener('click', function () { step(1); });

@@ -97,7 +97,7 @@ def parse_files(paths: list[Path]) -> Session:
     by_format: dict[str, list[Path]] = {}
     unknown = []
     for path in paths:
-        found = detect_format(path) if _has_content(path) else None
+        found = _detect(path) if _has_content(path) else None
         if found is None:
             unknown.append(path)
         else:
@@ -113,6 +113,13 @@ def parse_files(paths: list[Path]) -> Session:
         clean_session(part)
     number_events(session)
     return session
+
+
+def _detect(path: Path) -> str | None:
+    try:
+        return detect_format(path)
+    except OSError as error:
+        raise TranscriptError(f"cannot read {path}: {error.strerror}") from error
 
 
 def _has_content(path: Path) -> bool:

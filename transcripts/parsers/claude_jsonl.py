@@ -16,6 +16,7 @@ from transcripts.model import Event, Kind, Session
 from transcripts.parsers import claude_blocks as blocks
 from transcripts.parsers.common import (
     SessionBuilder,
+    as_id,
     as_text,
     raw_event,
 )
@@ -119,16 +120,15 @@ class ClaudeReader:
                 self._note_agent_link(event, detail, record)
 
     def _note_agent_link(self, result: Event, detail: Any, record: dict) -> None:
-        agent_id = detail.get("agentId") if isinstance(detail, dict) else None
-        if not agent_id:
-            match = _AGENT_ID_TEXT.search(result.text)
-            agent_id = match.group(1) if match else None
+        """Remember which agent a Task/Agent call spawned, from wherever this build wrote it."""
+        agent_id = as_id(detail.get("agentId")) if isinstance(detail, dict) else None
         call = self.builder.call_for(result.call_id)
         if not agent_id and call is not None and call.tool_name in blocks.SUBAGENT_TOOLS:
-            own = record.get("agentId")
-            agent_id = own if own != self.agent_id else None
+            match = _AGENT_ID_TEXT.search(result.text)
+            own = as_id(record.get("agentId"))
+            agent_id = match.group(1) if match else (own if own != self.agent_id else None)
         if agent_id and result.call_id:
-            self.links[result.call_id] = str(agent_id)
+            self.links[result.call_id] = agent_id
 
     def _system(self, record: dict) -> None:
         subtype = str(record.get("subtype") or "system")

@@ -83,7 +83,7 @@ class ClaudeRun:
                 reader.builder.guarded(reader.feed, record, f"subagent {agent_id}")
         for reader in [self.main, *self.agents.values()]:
             self.links.update(reader.links)
-        _link_inline_by_prompt(self)
+        _link_unnamed_agents(self)
         agents = {key: reader.session for key, reader in self.agents.items()}
         attach_subagents(self.main.session, agents, self.links, self.describe)
         return self.main.session
@@ -97,19 +97,21 @@ class ClaudeRun:
         child.description = meta.get("description") or arguments.get("description")
 
 
-def _link_inline_by_prompt(run: ClaudeRun) -> None:
-    """Old inline sidechains name no agent: match their first prompt to a Task call's prompt."""
+def _link_unnamed_agents(run: ClaudeRun) -> None:
+    """Old inline sidechains name no agent: match their first prompt to a Task call's prompt,
+    then pair what is left in order of appearance."""
     unlinked = {key: r for key, r in run.agents.items() if key not in run.links.values()}
-    if not unlinked:
-        return
-    for call in _subagent_calls(run):
-        if call.call_id in run.links or not isinstance(call.arguments, dict):
-            continue
-        for key, reader in unlinked.items():
-            if _first_prompt(reader.session) == call.arguments.get("prompt"):
-                run.links[call.call_id] = key
-                del unlinked[key]
-                break
+    calls = [c for c in _subagent_calls(run) if c.call_id and c.call_id not in run.links]
+    for call in list(calls):
+        prompt = call.arguments.get("prompt") if isinstance(call.arguments, dict) else None
+        key = next((k for k, r in unlinked.items() if _first_prompt(r.session) == prompt), None)
+        if key is not None:
+            run.links[call.call_id] = key
+            calls.remove(call)
+            del unlinked[key]
+    for call, key in zip(calls, unlinked, strict=False):
+        run.links[call.call_id] = key
+        run.main.builder.warn(f"subagent {key}: linked to call {call.call_id} by order")
 
 
 def _subagent_calls(run: ClaudeRun):

@@ -51,6 +51,7 @@ class ExecReader:
         elif kind == "turn.started":
             self.turn += 1
             self.turn_start = len(self.builder.session.events)
+            self.builder.calls.clear()  # item ids may restart in a resumed thread
         elif kind == "turn.completed":
             self._turn_usage(record.get("usage"))
         elif kind in ("turn.failed", "error"):

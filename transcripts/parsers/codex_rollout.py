@@ -32,6 +32,7 @@ HARNESS = "codex"
 ROLLOUT_TYPES = frozenset(
     {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
 )
+_ROLES = ("user", "assistant", "developer", "system")
 _EXIT_LINE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.MULTILINE)
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 _QUIET_EVENTS = frozenset(
@@ -56,7 +57,21 @@ _QUIET_EVENTS = frozenset(
 
 
 def looks_like(record: dict) -> bool:
-    return "payload" in record and record.get("type") in ROLLOUT_TYPES
+    if "payload" in record:
+        return record.get("type") in ROLLOUT_TYPES
+    kind, content = record.get("type"), record.get("content")
+    if kind == "message" and isinstance(content, list) and record.get("role") in _ROLES:
+        return True  # early rollouts wrote response items without the envelope
+    return kind in ("function_call", "function_call_output") and "call_id" in record
+
+
+def _legacy_envelope(record: dict) -> dict:
+    """Early rollouts: a bare ``{id, timestamp, instructions}`` line, then bare response items."""
+    if "type" not in record and "id" in record:
+        return {"type": "session_meta", "timestamp": record.get("timestamp"), "payload": record}
+    if record.get("record_type") == "state":
+        return {"type": "state", "payload": {}}
+    return {"type": "response_item", "timestamp": record.get("timestamp"), "payload": record}
 
 
 class RolloutReader:
@@ -78,6 +93,8 @@ class RolloutReader:
         return self.builder.session
 
     def feed(self, record: dict) -> None:
+        if "payload" not in record:
+            record = _legacy_envelope(record)
         kind = str(record.get("type"))
         self.builder.count(kind)
         payload = record.get("payload")
@@ -98,6 +115,8 @@ class RolloutReader:
         }
         if kind in handler and isinstance(payload, dict):
             handler[kind](payload, record.get("timestamp"))
+        elif kind == "state":
+            return
         else:
             self.builder.add(raw_event(record, record.get("timestamp")))
 
@@ -151,7 +170,7 @@ class RolloutReader:
             call_id=item.get("call_id"),
             arguments=arguments,
         )
-        diff, path = apply_patch_diff(arguments if isinstance(arguments, str) else None)
+        diff, path = apply_patch_diff(_patch_text(arguments))
         call.diff, call.file_path = diff, path or _argument_path(arguments)
         return call
 
@@ -279,6 +298,16 @@ def _content_texts(content: Any) -> list[str]:
     return [
         as_text(part.get("text")) for part in content if isinstance(part, dict) and "text" in part
     ]
+
+
+def _patch_text(arguments: Any) -> str | None:
+    """The ``apply_patch`` envelope: the custom tool's input, or (older builds) an argument of
+    a ``shell`` call such as ``{"command": ["apply_patch", "*** Begin Patch..."]}``."""
+    if isinstance(arguments, str):
+        return arguments
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    parts = command if isinstance(command, list) else [command]
+    return next((p for p in parts if isinstance(p, str) and "*** Begin Patch" in p), None)
 
 
 def _argument_path(arguments: Any) -> str | None:

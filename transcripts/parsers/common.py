@@ -131,11 +131,12 @@ class SessionBuilder:
             self.session.models.append(model)
 
     def note_time(self, timestamp: str | None) -> None:
-        if not timestamp:
+        """Widen the session's span; branches and replays make record order unreliable."""
+        if not isinstance(timestamp, str) or not timestamp:
             return
-        if self.session.started_at is None:
-            self.session.started_at = timestamp
-        self.session.ended_at = timestamp
+        session = self.session
+        session.started_at = min(session.started_at or timestamp, timestamp)
+        session.ended_at = max(session.ended_at or timestamp, timestamp)
 
     def set_api_usage(self, api_call_id: str, first: Event, usage: Usage) -> None:
         """Put ``usage`` on the first event of the API call, replacing an earlier snapshot."""

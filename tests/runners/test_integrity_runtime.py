@@ -1,0 +1,90 @@
+"""Cheating and faulty solutions against the runtime checks, each beside the honest control."""
+
+import json
+from pathlib import Path
+
+from engine_support import RUNTIME, TINY, gate_status, grade_tiny
+
+from runners.problem import load_problem
+from runners.schema import EvaluationResult, Verdict
+from runners.static_check import check_source
+
+
+def static_verdict(solution: str) -> str | None:
+    source = (RUNTIME / f"{solution}.py").read_text()
+    return check_source(source, forbidden=load_problem(TINY).forbidden).verdict
+
+
+def test_honest_control_passes_every_gate_on_cpu():
+    result = grade_tiny("honest")
+    assert result.verdict == Verdict.OK, result.reason
+    assert set(gate_status(result).values()) == {"pass"}
+    assert result.correct_visible and result.correct_hidden
+    assert result.score is None and not result.timings_comparable
+    assert EvaluationResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+
+
+def test_hard_coded_visible_shapes_fail_on_held_out_shapes():
+    result = grade_tiny("hardcoded_shapes")
+    assert result.verdict == Verdict.INCORRECT_HIDDEN
+    assert result.correct_visible and not result.correct_hidden
+    assert "held-out case" in result.reason
+    hidden = [s for s in result.shapes if s.set == "hidden"]
+    assert hidden and "rows" not in (hidden[0].error or "")
+
+
+def test_mutating_the_inputs_is_incorrect():
+    result = grade_tiny("mutates_inputs")
+    assert result.verdict == Verdict.INCORRECT
+    assert "modified its inputs" in result.reason
+
+
+def test_all_zero_output_is_incorrect():
+    result = grade_tiny("all_zero")
+    assert result.verdict == Verdict.INCORRECT
+    assert "all zeros" in result.reason
+
+
+def test_lower_precision_than_the_problem_allows_is_incorrect():
+    result = grade_tiny("lower_precision")
+    assert result.verdict == Verdict.INCORRECT
+    assert result.shapes[0].mismatches > 0
+    assert result.shapes[0].max_abs_err > 1e-4
+
+
+def test_tensor_subclass_output_is_incorrect_even_past_the_static_gate():
+    assert static_verdict("tensor_subclass") == "forbidden"
+    result = grade_tiny("tensor_subclass", static=False)
+    assert result.verdict == Verdict.INCORRECT
+    assert "not a plain torch.Tensor" in result.reason or "Lazy" in result.reason
+
+
+def test_resubmitted_reference_is_forbidden():
+    result = grade_tiny("reference_resubmitted")
+    assert result.verdict == Verdict.FORBIDDEN
+    assert gate_status(result)["build"] == "skip"
+
+
+def test_printed_pass_and_written_result_file_count_for_nothing(tmp_path: Path):
+    result = grade_tiny("fake_pass", static=False)
+    assert result.verdict == Verdict.INCORRECT
+    assert result.score == 0.0
+
+
+def test_exiting_early_with_status_zero_is_a_runtime_error():
+    result = grade_tiny("exits_early", static=False)
+    assert result.verdict == Verdict.RUNTIME_ERROR
+
+
+def test_timer_patched_after_import_is_rejected():
+    result = grade_tiny("patches_timer", static=False)
+    assert result.verdict == Verdict.TIMING_REJECTED
+    assert "time.perf_counter" in result.reason
+
+
+def test_candidate_sees_no_secret_and_no_hidden_file(monkeypatch):
+    monkeypatch.setenv("ARENA_TEST_SECRET", "do-not-leak-7f3a")
+    assert static_verdict("reads_secrets") == "forbidden"
+    result = grade_tiny("reads_secrets", static=False)
+    assert result.verdict == Verdict.OK, result.reason
+    assert "do-not-leak-7f3a" not in json.dumps(result.to_dict())

@@ -1,0 +1,73 @@
+import time
+
+import pytest
+
+from runners import timing
+from runners.hardware import by_slug
+from runners.schema import ShapeResult, TimingStats
+from runners.scoring import geomean, score_shape, summarize, timing_problems
+
+
+def reply(event, span=None, host=None):
+    n = len(event)
+    return {"event_ms": event, "span_ms": span or [e + 0.01 for e in event],
+            "host_ms": host or [e + 0.02 for e in event], "timers_replaced": []}
+
+
+def test_summary_reports_median_spread_and_count():
+    stats = summarize([0.001 * v for v in range(1, 101)])
+    assert stats.n == 100
+    assert stats.median_us == pytest.approx(50.5)
+    assert stats.min_us == pytest.approx(1.0)
+    assert stats.p10_us < stats.median_us < stats.p90_us
+
+
+def test_honest_samples_raise_no_timing_problem():
+    assert timing_problems(reply([0.1] * 40), parent_wall_s=10.0) == []
+
+
+def test_work_escaping_the_timed_stream_is_rejected():
+    problems = timing_problems(reply([0.01] * 40, span=[1.0] * 40, host=[1.0] * 40), 10.0)
+    assert any("continued after the call returned" in p for p in problems)
+
+
+def test_device_times_longer_than_host_wall_time_are_rejected():
+    problems = timing_problems(reply([1.0] * 40, host=[0.1] * 40), 10.0)
+    assert any("host wall time" in p for p in problems)
+
+
+def test_replaced_timers_are_rejected():
+    data = reply([0.1] * 40) | {"timers_replaced": ["time.perf_counter"]}
+    assert "replaced" in timing_problems(data, 10.0)[0]
+
+
+def test_faster_than_light_is_rejected_and_peak_fraction_filled():
+    shape = ShapeResult(set="visible", index=0, params={})
+    nbytes = 3.35e9  # one millisecond at the H100 SXM bandwidth
+    shape.time = TimingStats(100.0, 100.0, 0.0, 100.0, 100.0, 100.0, 30)
+    reason = score_shape(shape, hardware=by_slug("h100-sxm"), regime="memory", dtype="fp32",
+                         flops=0.0, nbytes=nbytes)
+    assert "faster than the speed of light" in reason
+    shape.time = TimingStats(2000.0, 2000.0, 0.0, 2000.0, 2000.0, 2000.0, 30)
+    assert score_shape(shape, hardware=by_slug("h100-sxm"), regime="memory", dtype="fp32",
+                       flops=0.0, nbytes=nbytes) is None
+    assert shape.peak_fraction == pytest.approx(0.5)
+
+
+def test_geomean_is_null_when_a_value_is_missing():
+    assert geomean([0.25, 1.0]) == pytest.approx(0.5)
+    assert geomean([0.5, None]) is None
+
+
+def test_timers_replaced_after_import_are_named(monkeypatch):
+    assert timing.timers_intact() == []
+    monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
+    assert timing.timers_intact() == ["time.perf_counter"]
+
+
+def test_host_clock_samples_until_the_cap():
+    settings = timing.Settings(warmup=1, min_samples=3, max_samples=6, cap_s=0.0)
+    samples = timing.measure(lambda args: args[0] + 1, [[1], [2]], device="cpu",
+                             settings=settings)
+    assert len(samples.event_ms) == 3
+    assert [base for base, _ in samples.kept] == [1, 0]
