@@ -86,6 +86,7 @@ def _problem_fields(info: ProblemInfo, now: datetime.datetime) -> dict:
 
 
 EXAMPLE_MODELS = [
+    ("claude-opus-4-5", "Claude Opus 4.5", "Anthropic", "https://www.anthropic.com/claude"),
     ("claude-opus-4-1", "Claude Opus 4.1", "Anthropic", "https://www.anthropic.com/claude"),
     ("claude-sonnet-4-5", "Claude Sonnet 4.5", "Anthropic", "https://www.anthropic.com/claude"),
     ("gpt-5", "GPT-5", "OpenAI", "https://openai.com/gpt-5"),

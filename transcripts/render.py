@@ -29,25 +29,14 @@ ASSETS = Path(__file__).parent / "assets"
 
 def render_html(session: Session, *, context: dict) -> str:
     payload = build_payload(session)
-    totals = payload["sessions"][0]["tot"]
     css, js = _assets()
-    title = (
+    title = str(
         context.get("title")
         or context.get("problem")
         or session.title
         or f"Transcript {session.id}"
     )
-    body = _encodable(
-        "".join(
-            [
-                header_html(session, context=context, title=title),
-                totals_html(totals),
-                evaluation_html(context.get("evaluation")),
-                solution_html(context.get("solution")),
-                _VIEWER_SKELETON,
-            ]
-        )
-    )
+    body = _body(session, context=context, title=title, totals=payload["sessions"][0]["tot"])
     data = dump_payload(payload)
     del payload
     return "".join(
@@ -57,7 +46,7 @@ def render_html(session: Session, *, context: dict) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="{csp(css, js)}">',
             '<meta name="referrer" content="no-referrer">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_encodable(escape(str(title)))}</title>",
+            f"<title>{_encodable(escape(title))}</title>",
             '<link rel="icon" href="data:,">',
             f"<style>{css}</style></head><body>",
             body,
@@ -66,6 +55,17 @@ def render_html(session: Session, *, context: dict) -> str:
             f"</script><script>{js}</script></body></html>\n",
         ]
     )
+
+
+def _body(session: Session, *, context: dict, title: str, totals: dict) -> str:
+    parts = [
+        header_html(session, context=context, title=title),
+        totals_html(totals),
+        evaluation_html(context.get("evaluation")),
+        solution_html(context.get("solution")),
+        _VIEWER_SKELETON,
+    ]
+    return _encodable("".join(parts))
 
 
 def csp(css: str, js: str) -> str:
@@ -93,7 +93,8 @@ def _encodable(text: str) -> str:
 def _assets() -> tuple[str, str]:
     css = (ASSETS / "viewer.css").read_text(encoding="utf-8") + pygments_css()
     js = "\n".join(
-        (ASSETS / name).read_text(encoding="utf-8") for name in ("viewer.js", "viewer-nav.js")
+        (ASSETS / name).read_text(encoding="utf-8")
+        for name in ("viewer-diff.js", "viewer.js", "viewer-nav.js")
     )
     if "</" in js or "</" in css:
         raise ValueError("viewer assets must not contain '</'")

@@ -16,6 +16,15 @@ from submissions.services import create_run
 from submissions.uploads import IncomingFile, IntakeError, RunFiles, parse_metadata
 
 BODY_OVERHEAD = 1024 * 1024  # multipart boundaries and form fields
+UPLOAD_DESCRIPTION = """Upload one agent run (multipart, `Authorization: Token <token>`).
+
+Send either loose files (`solution`, one or more `transcript`, optionally `transcript_name`
+with each transcript's path in the run folder such as `subagents/agent-1.jsonl`) or one `bundle`:
+a .zip or .tar.gz of the run folder (`solution.py`, top-level `*.jsonl`/`*.json` transcripts,
+`subagents/`, optional `result.json` with agent-reported metadata). A missing or unparseable
+solution is accepted and graded as a failure. 201 for a new run; 200 with the earlier run for an
+identical re-upload; 400/413 with `detail` for refused input, in which case nothing is stored.
+"""
 
 
 class PayloadTooLarge(APIException):
@@ -37,6 +46,7 @@ class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
         return serializers.RunSerializer if self.action == "retrieve" else self.serializer_class
 
     @extend_schema(
+        description=UPLOAD_DESCRIPTION,
         request={"multipart/form-data": serializers.RunUploadSerializer},
         responses={
             201: serializers.RunCreatedSerializer,

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.problem import load_problem
+from runners.problem import list_problems, load_problem
 from runners.static_check import check_source
 
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
@@ -14,11 +14,12 @@ def rules(source: str, forbidden=SOFTMAX) -> set[str]:
 
 
 def honest_files() -> list[tuple[str, Path]]:
-    solutions = [(p.parent.name, p) for p in sorted(SOLUTIONS.glob("*/*.py"))]
-    starters = [
-        (p.parent.name, p) for p in sorted(load_problem("softmax").path.parent.glob("*/starter.py"))
-    ]
-    return solutions + starters
+    """Honest and overfitted deck solutions (overfitting is no static matter) and starters."""
+    files = []
+    for problem in list_problems():
+        candidates = [SOLUTIONS / problem.slug / name for name in ("honest.py", "hardcoded.py")]
+        files += [(problem.slug, path) for path in [*candidates, problem.starter_path] if path]
+    return [(slug, path) for slug, path in files if path.is_file()]
 
 
 @pytest.mark.parametrize(("slug", "path"), honest_files(), ids=lambda v: str(v)[-30:])

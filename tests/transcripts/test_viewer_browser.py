@@ -101,6 +101,10 @@ def test_search_reveals_a_match_far_down_the_timeline(browser, sample_page):
     assert target.is_visible()
     assert "target" in target.get_attribute("class")
     assert "of 1 matches" in page.inner_text("#search-count")
+    page.fill("#search", "metrics")
+    page.press("#search", "Enter")
+    assert page.inner_text("#search-count").startswith("1 of ")
+    assert page.locator("#search-results li").count() > 1
     page.context.close()
 
 
