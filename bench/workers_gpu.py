@@ -126,13 +126,15 @@ def _bench(args, hardware, token: str) -> dict:
     report = {"hardware": hardware.slug, "device": args.device, "problems": slugs}
     uploaded = [_upload(slug, hardware, token) for slug in slugs]
     report["first"] = _timed_wave([_first_evaluation(run) for run in uploaded])
-    report["direct"] = [
-        _compare_with_cli(evaluation, args.device)
-        for evaluation in report["first"]["evaluations"]
-        if _time_left(args) > 1.5 * evaluation["wall_s"]
-    ]
+    first = report["first"]["evaluations"]
+    report["direct"] = [_compare_with_cli(first[0], args.device)]
     if _time_left(args) > 1.2 * report["first"]["span_s"]:
         report["regrade"] = _timed_wave(_reevaluate(uploaded, hardware))
+    report["direct"] += [
+        _compare_with_cli(evaluation, args.device)
+        for evaluation in first[1:]
+        if _time_left(args) > 1.5 * evaluation["wall_s"]
+    ]
     return report
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from runners.schema import EvaluationResult
+from runners.schema import EvaluationResult, Verdict
 from submissions.models import BaselineTiming, Evaluation
 
 logger = logging.getLogger(__name__)
@@ -75,10 +75,17 @@ def run_engine(
         returncode, stderr = _supervise(command, on_tick=on_tick)
         if returncode != 0 or not out.exists():
             raise EngineFailure(f"engine exited with status {returncode}: {stderr[-_STDERR_TAIL:]}")
-        try:
-            return EvaluationResult.from_dict(json.loads(out.read_text(encoding="utf-8")))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EngineFailure(f"engine wrote an unreadable result: {exc}") from exc
+        return _read_result(out)
+
+
+def _read_result(out: Path) -> EvaluationResult:
+    try:
+        result = EvaluationResult.from_dict(json.loads(out.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise EngineFailure(f"engine wrote an unreadable result: {exc}") from exc
+    if result.verdict == Verdict.INFRA_ERROR:
+        raise EngineFailure(f"engine reported its own failure: {result.reason}")
+    return result
 
 
 def _supervise(command: list[str], *, on_tick: Callable[[], bool]) -> tuple[int, str]:

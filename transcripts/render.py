@@ -68,6 +68,12 @@ def _body(session: Session, *, context: dict, title: str, totals: dict) -> str:
     return _encodable("".join(parts))
 
 
+def content_security_policy() -> str:
+    """The page's own policy. A server adding a CSP header must send this one (plus, say,
+    ``frame-ancestors``): browsers enforce every policy, so a stricter header breaks the viewer."""
+    return csp(*_assets())
+
+
 def csp(css: str, js: str) -> str:
     return (
         "default-src 'none'; "

@@ -75,3 +75,27 @@ def test_a_bad_boolean_in_the_environment_stops_start_up():
     done = manage("check", DEBUG="sometimes")
     assert done.returncode != 0
     assert "DEBUG='sometimes' is not a boolean" in done.stderr
+
+
+def settings_value(expression: str, **env: str) -> str:
+    code = f"from django.conf import settings; print({expression})"
+    done = manage("shell", "-c", code, **env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_nothing_configured_means_sqlite_under_var_and_eager_tasks(tmp_path):
+    env = {"ARENA_VAR_DIR": str(tmp_path / "var"), "CELERY_BROKER_URL": ""}
+    name = settings_value("settings.DATABASES['default']['NAME']", **env)
+    assert name == str(tmp_path / "var" / "db.sqlite3")
+    assert settings_value("settings.CELERY_TASK_ALWAYS_EAGER", **env) == "True"
+
+
+def test_a_broker_and_a_database_url_switch_to_production_services():
+    env = {
+        "CELERY_BROKER_URL": "redis://redis:6379/0",
+        "DATABASE_URL": "postgres://arena:secret@db:5432/arena",
+    }
+    assert settings_value("settings.CELERY_TASK_ALWAYS_EAGER", **env) == "False"
+    engine = settings_value("settings.DATABASES['default']['ENGINE']", **env)
+    assert engine == "django.db.backends.postgresql"

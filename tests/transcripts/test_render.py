@@ -173,3 +173,10 @@ def test_lone_surrogates_anywhere_still_give_a_page_that_encodes_as_utf8():
     html = render_html(session, context={"solution": half_emoji})
     html.encode("utf-8")
     assert page_events(html)[0]["x"] == half_emoji
+
+
+def test_the_policy_offered_to_servers_is_the_one_in_the_page():
+    from transcripts.render import content_security_policy
+
+    html = render_html(parse_files([STREAM]), context={})
+    assert f'content="{content_security_policy()}"' in html

@@ -2,9 +2,10 @@
 
 Directives in the solution text, one per line (``# fake: sleep=30``):
 ``sleep=N`` sleeps N seconds before answering, ``sleep_first=N`` only on its first start,
-``crash`` exits 3 without a result, ``kill_parent`` SIGKILLs the process that started it (the
-Celery pool child), ``verdict=V`` answers with that verdict. Every start and finish is appended to
-the file named by FAKE_ENGINE_LOG as ``start PID`` / ``done PID``.
+``crash`` exits 3 without a result, ``garble`` writes half a result, ``kill_parent`` SIGKILLs
+the process that started it (the Celery pool child), ``verdict=V`` answers with that verdict.
+Every start and finish is appended to the file named by FAKE_ENGINE_LOG as ``start PID`` /
+``done PID``.
 """
 
 import argparse
@@ -35,7 +36,8 @@ def main() -> int:
     if first:
         time.sleep(float(directives.get("sleep_first", 0)))
     baselines = json.loads(Path(args.baselines).read_text()) if args.baselines else {}
-    Path(args.json).write_text(json.dumps(_result(args, directives, baselines)))
+    text = json.dumps(_result(args, directives, baselines))
+    Path(args.json).write_text(text[: len(text) // 2] if "garble" in directives else text)
     _log(f"done {os.getpid()}")
     return 0
 

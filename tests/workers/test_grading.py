@@ -33,6 +33,16 @@ def test_an_engine_without_a_result_is_an_infrastructure_failure(fake_engine):
         run("# fake: crash\n")
 
 
+def test_an_infra_error_verdict_is_the_engine_failing_not_the_candidate(fake_engine):
+    with pytest.raises(grading.EngineFailure, match="reported its own failure: fake infra_error"):
+        run("# fake: verdict=infra_error\n")
+
+
+def test_an_unreadable_result_is_an_infrastructure_failure(fake_engine):
+    with pytest.raises(grading.EngineFailure, match="unreadable result"):
+        run("# fake: verdict=ok\n# fake: garble\n")
+
+
 def test_an_engine_past_its_time_limit_is_killed(fake_engine, settings):
     settings.ARENA_EVAL_TIMEOUT_S = 1
     started = time.monotonic()
