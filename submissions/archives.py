@@ -33,6 +33,9 @@ CHUNK = 64 * 1024
 RATIO_FLOOR = 1024 * 1024  # below this many bytes, any compression ratio is harmless
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
 IGNORED_TOP_DIRS = ("__MACOSX",)
+ZIP_END_SIGNATURE = b"PK\x05\x06"
+ZIP_END_SEARCH = 22 + 65535  # the end record plus the longest archive comment
+ZIP_ENTRY_BOUND = 46 + 1024 + 1024  # fixed header, a generous name and extra fields
 # What the stdlib readers raise on damaged input (ValueError covers undecodable member names).
 CORRUPT = (
     tarfile.TarError,
@@ -69,6 +72,7 @@ def _members(upload: File) -> Iterator[list[Member]]:
     magic = upload.read(4)
     upload.seek(0)
     if magic.startswith(b"PK"):
+        _check_zip_directory(upload)
         with zipfile.ZipFile(upload) as archive:
             yield _zip_members(archive, compressed=upload.size)
     elif magic.startswith(b"\x1f\x8b"):
@@ -76,6 +80,22 @@ def _members(upload: File) -> Iterator[list[Member]]:
             yield _tar_members(archive, compressed=upload.size)
     else:
         raise IntakeError("The bundle must be a .zip or .tar.gz archive.")
+
+
+def _check_zip_directory(upload: File) -> None:
+    """Bounds the central directory from the end record, before zipfile loads all of it."""
+    upload.seek(max(upload.size - ZIP_END_SEARCH, 0))
+    tail = upload.read()
+    upload.seek(0)
+    at = tail.rfind(ZIP_END_SIGNATURE)
+    if at < 0 or len(tail) < at + 16:
+        return  # not found: zipfile reports the damage
+    entries = int.from_bytes(tail[at + 10 : at + 12], "little")
+    directory_size = int.from_bytes(tail[at + 12 : at + 16], "little")
+    if entries != 0xFFFF:  # zip64 keeps the real count elsewhere
+        _check_count(entries)
+    if directory_size > settings.ARENA_MAX_ARCHIVE_MEMBERS * ZIP_ENTRY_BOUND:
+        raise IntakeError("The bundle's zip directory is larger than its member limit allows.")
 
 
 def _zip_members(archive: zipfile.ZipFile, *, compressed: int) -> list[Member]:

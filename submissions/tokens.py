@@ -5,6 +5,7 @@ prefix finds the row, a constant-time comparison of digests decides. Tokens carr
 so a fast digest is enough: there is nothing to brute-force.
 """
 
+import datetime
 import hashlib
 import hmac
 import secrets
@@ -22,12 +23,14 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def issue_token(*, user, name: str = "") -> tuple[ApiToken, str]:
+def issue_token(
+    *, user, name: str = "", expires_at: datetime.datetime | None = None
+) -> tuple[ApiToken, str]:
     """Create a token for ``user``; returns the row and the plaintext, which is not kept."""
     prefix = secrets.token_hex(6)
     plaintext = f"{SCHEME_MARK}_{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken.objects.create(
-        user=user, name=name, prefix=prefix, digest=token_digest(plaintext)
+        user=user, name=name, prefix=prefix, digest=token_digest(plaintext), expires_at=expires_at
     )
     return token, plaintext
 

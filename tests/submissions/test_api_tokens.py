@@ -1,7 +1,9 @@
 import hashlib
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from submissions.models import ApiToken, Run
@@ -83,3 +85,10 @@ def test_create_api_token_reuses_an_existing_user(capsys):
     call_command("create_api_token", "bob", "--name", "laptop")
     assert ApiToken.objects.get().user == user
     assert ApiToken.objects.get().name == "laptop"
+
+
+def test_an_expired_token_is_unauthorized(registry, capsys):
+    call_command("create_api_token", "bot", "--days", "1")
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    ApiToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert post_with(registry, f"Token {token}").status_code == 401

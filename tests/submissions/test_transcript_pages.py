@@ -109,3 +109,10 @@ def test_unpublished_transcript_is_hidden_from_others(client):
     assert client.get(url).status_code == 404
     client.force_login(owner)
     assert client.get(url).status_code == 200
+
+
+def test_run_page_links_the_parsed_transcript(client):
+    run = parsed_run()
+    html = client.get(run.get_absolute_url()).content.decode()
+    assert reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}) in html
+    assert reverse("submissions:run-transcript-download", kwargs={"run_id": run.uuid}) in html

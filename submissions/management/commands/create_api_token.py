@@ -1,5 +1,8 @@
+from datetime import timedelta
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from submissions.tokens import issue_token
 
@@ -10,13 +13,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("username")
         parser.add_argument("--name", default="", help="A label for the token, e.g. the agent host")
+        parser.add_argument("--days", type=int, help="Expire the token after this many days")
 
-    def handle(self, *args, username, name, **options):
+    def handle(self, *args, username, name, days, **options):
         user, created = get_user_model().objects.get_or_create(username=username)
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
             self.stderr.write(f"created user {username}")
-        _, plaintext = issue_token(user=user, name=name)
+        expires_at = timezone.now() + timedelta(days=days) if days else None
+        _, plaintext = issue_token(user=user, name=name, expires_at=expires_at)
         self.stderr.write("store this token now; only its hash is kept")
         self.stdout.write(plaintext)
