@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 SOLUTIONS = ROOT / "tests" / "runners" / "solutions"
 PROBLEMS = ("rmsnorm", "softmax", "row_sum")
 
@@ -86,30 +87,23 @@ def command_grade(args: argparse.Namespace) -> dict:
     for problem in args.problems:
         solution = SOLUTIONS / problem / "honest.py"
         first = grade(problem, solution, args.out / f"{problem}.json")
-        warm = grade(problem, solution, args.out / f"{problem}_warm.json")
-        cached = grade(
-            problem,
-            solution,
-            args.out / f"{problem}_cached.json",
-            baselines=args.out / f"{problem}.json",
-        )
-        report[problem] = {
-            "first": _digest(first),
-            "warm": _digest(warm),
-            "cached_baselines": _digest(cached),
-        }
+        report[problem] = {"first": _digest(first)}
+        if problem in args.warm:
+            warm = grade(problem, solution, args.out / f"{problem}_warm.json")
+            report[problem]["warm"] = _digest(warm)
     return report
 
 
 def command_repro(args: argparse.Namespace) -> dict:
     solution = SOLUTIONS / args.problem / "honest.py"
     baseline = args.out / f"{args.problem}_repro_base.json"
-    grade(args.problem, solution, baseline)
+    base = _digest(grade(args.problem, solution, baseline))
     medians: dict[str, list[float]] = {}
-    walls = []
+    walls, costs = [], []
     for run in range(args.runs):
         record = grade(args.problem, solution, args.out / f"repro_{run}.json", baselines=baseline)
         walls.append(record["wall_s"])
+        costs.append(record["result"].get("cost"))
         for shape in record["result"].get("shapes", []):
             key = f"{shape['set']}{shape['index']}"
             medians.setdefault(key, []).append(shape["time"]["median_us"])
@@ -117,7 +111,7 @@ def command_repro(args: argparse.Namespace) -> dict:
         key: {"median_us": statistics.median(v), "cv_pct": _cv(v), "runs": v}
         for key, v in medians.items()
     }
-    return {"problem": args.problem, "walls_s": walls, "shapes": rows}
+    return {"problem": args.problem, "base": base, "walls_s": walls, "costs": costs, "shapes": rows}
 
 
 def _cv(values: list[float]) -> float:

@@ -59,8 +59,10 @@ class Candidate:
         model = self._model_for(request["init"], request["state"])
         bases = self._inputs(request["inputs"])
         settings = timing.Settings.from_dict(request["settings"])
+        # No synchronize inside the window: the clock synchronizes the device after the end
+        # event and compares the two, which exposes work left running on other streams.
         samples = timing.measure(
-            lambda args: self._call(model, args), bases, device=self.device, settings=settings
+            lambda args: model(*args), bases, device=self.device, settings=settings
         )
         type_errors: list[str] = []
         kept = [(base, _plain_outputs(out, base, type_errors)) for base, out in samples.kept]
@@ -70,7 +72,7 @@ class Candidate:
     def _inputs(self, path: str) -> list[list[Any]]:
         """Loaded once: timing reuses the correctness inputs (checked unmodified by then)."""
         if path not in self.inputs:
-            self.inputs[path] = _load(path, map_location=self.device, weights_only=True)
+            self.inputs[path] = _load(path, map_location=self.device, weights_only=True, mmap=True)
         return self.inputs[path]
 
     def _call(self, model, args: list[Any]):

@@ -7,6 +7,7 @@ extracting, since headers can lie. Only the files a run uses are extracted, into
 
 import contextlib
 import gzip
+import io
 import stat
 import tarfile
 import tempfile
@@ -36,6 +37,7 @@ IGNORED_TOP_DIRS = ("__MACOSX",)
 ZIP_END_SIGNATURE = b"PK\x05\x06"
 ZIP_END_SEARCH = 22 + 65535  # the end record plus the longest archive comment
 ZIP_ENTRY_BOUND = 46 + 1024 + 1024  # fixed header, a generous name and extra fields
+TAR_ENTRY_BOUND = 4 * tarfile.BLOCKSIZE  # header, a pax record with a long name, padding
 # What the stdlib readers raise on damaged input (ValueError covers undecodable member names).
 CORRUPT = (
     tarfile.TarError,
@@ -76,8 +78,10 @@ def _members(upload: File) -> Iterator[list[Member]]:
         with zipfile.ZipFile(upload) as archive:
             yield _zip_members(archive, compressed=upload.size)
     elif magic.startswith(b"\x1f\x8b"):
-        with tarfile.open(fileobj=upload, mode="r:gz") as archive:
-            yield _tar_members(archive, compressed=upload.size)
+        with gzip.GzipFile(fileobj=upload, mode="rb") as inflated:
+            stream = _BoundedTar(inflated, compressed=upload.size)
+            with tarfile.open(fileobj=stream, mode="r:") as archive:
+                yield _tar_members(archive, compressed=upload.size)
     else:
         raise IntakeError("The bundle must be a .zip or .tar.gz archive.")
 
@@ -123,10 +127,38 @@ def _check_zip_type(info: zipfile.ZipInfo) -> None:
         raise IntakeError(f"Member {info.filename!r} is a link or special file; not allowed.")
 
 
+class _BoundedTar:
+    """The tar stream inside the gzip layer, refused once it grows past what the limits allow.
+
+    tarfile reads a pax record or GNU long name whole, before its member reaches any check here,
+    so the stream itself is bounded: headers may add TAR_ENTRY_BOUND per allowed member.
+    """
+
+    def __init__(self, inflated: gzip.GzipFile, *, compressed: int) -> None:
+        self.inflated, self.compressed = inflated, compressed
+        self.headers = settings.ARENA_MAX_ARCHIVE_MEMBERS * TAR_ENTRY_BOUND + tarfile.RECORDSIZE
+
+    def read(self, size: int) -> bytes:
+        self._check_end(self.inflated.tell() + size)
+        return self.inflated.read(size)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            self._check_end(offset)
+        return self.inflated.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.inflated.tell()
+
+    def _check_end(self, end: int) -> None:
+        _check_expansion(max(end - self.headers, 0), self.compressed)
+
+
 def _tar_members(archive: tarfile.TarFile, *, compressed: int) -> list[Member]:
-    members, declared = [], 0
+    members, declared, seen = [], 0, 0
     while (info := archive.next()) is not None:
-        _check_count(len(members) + 1)
+        seen += 1
+        _check_count(seen)  # folders count too: each one costs a header to parse
         declared += info.size
         _check_expansion(declared, compressed)
         _check_tar_type(info)

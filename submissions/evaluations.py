@@ -8,6 +8,7 @@ deadline while running, and while queued the time after which the sweeper sends 
 """
 
 import logging
+import math
 import socket
 from dataclasses import dataclass
 from datetime import timedelta
@@ -129,6 +130,7 @@ def run_evaluation(*, evaluation_id: int) -> None:
 
 def record_result(claim: Claim, result: EvaluationResult) -> bool:
     """Store the engine's result once; False when this attempt no longer owns the evaluation."""
+    result = EvaluationResult.from_dict(_json_safe(result.to_dict()))
     with transaction.atomic():
         written = _owned(claim).update(
             status=Status.DONE,
@@ -172,10 +174,12 @@ class SweepReport:
     requeued: int = 0
     resent: int = 0
     failed: int = 0
+    started: int = 0
 
 
 def sweep(*, now=None) -> SweepReport:
-    """Take back runs whose worker vanished and resend messages the broker may have lost."""
+    """Take back evaluations whose worker vanished, resend messages the broker may have lost,
+    and start gradings that were never queued."""
     now = now or timezone.now()
     running = Evaluation.objects.filter(status=Status.RUNNING, lease_expires_at__lt=now)
     queued = Evaluation.objects.filter(status=Status.QUEUED).exclude(lease_expires_at__gte=now)
@@ -185,10 +189,22 @@ def sweep(*, now=None) -> SweepReport:
         requeued=outcomes.count("requeued"),
         resent=sum(_resend(pk, now=now) for pk in lost),
         failed=outcomes.count("failed"),
+        started=_start_forgotten(now=now),
     )
     if report != SweepReport():
         logger.warning("sweeper: %s", report)
     return report
+
+
+def _start_forgotten(*, now) -> int:
+    """Runs received but never queued (the upload's enqueue failed) get their first grading."""
+    cutoff = now - timedelta(seconds=settings.ARENA_EVAL_REQUEUE_AFTER_S)
+    forgotten = Run.objects.filter(
+        status=Run.Status.RECEIVED, evaluations__isnull=True, created_at__lt=cutoff
+    )
+    for run in forgotten:
+        create_evaluation(run=run, trigger=Evaluation.Trigger.SWEEPER)
+    return len(forgotten)
 
 
 def _take_back(pk: int, *, now) -> str:
@@ -238,6 +254,17 @@ def _fail(evaluation: Evaluation, *, reason: str) -> None:
     logger.error("evaluation %s failed as infra_error: %s", evaluation.pk, reason[:500])
 
 
+def _json_safe(value):
+    # NaN and infinite errors (a wildly wrong output) are not JSON; databases refuse them.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(item) for item in value]
+    return value
+
+
 def _replace_shapes(evaluation_id: int, result: EvaluationResult) -> None:
     ShapeResult.objects.filter(evaluation_id=evaluation_id).delete()
     ShapeResult.objects.bulk_create(
@@ -265,7 +292,9 @@ def _publish_if_due(evaluation_id: int) -> None:
     # Only the first grading publishes: a maintainer's withdrawal survives re-evaluations.
     if not settings.ARENA_PUBLISH_ON_GRADE:
         return
-    first = Evaluation.objects.filter(pk=evaluation_id, trigger=Evaluation.Trigger.UPLOAD)
+    first = Evaluation.objects.filter(pk=evaluation_id).exclude(
+        trigger=Evaluation.Trigger.REEVALUATE
+    )
     Run.objects.filter(evaluations__in=first).update(published=True)
 
 

@@ -128,9 +128,20 @@ def _scrub(value: Any, hidden_params: list[dict]) -> Any:
     return value
 
 
+GRADER_FAILURE_REASON = "The grader itself failed; maintainers see the details in the admin."
+
+
+def public_reason(evaluation: Evaluation) -> str:
+    """The grader's own failures quote the engine's stderr, which names held-out shapes."""
+    if evaluation.status == Evaluation.Status.ERROR:
+        return GRADER_FAILURE_REASON
+    return evaluation.reason
+
+
 @dataclass
 class EvaluationReport:
     evaluation: Evaluation
+    reason: str
     gates: list[PublicGate]
     shapes: list[PublicShape]
 
@@ -138,6 +149,11 @@ class EvaluationReport:
 def evaluation_reports(run: Run) -> list[EvaluationReport]:
     """Each evaluation of the run, newest first, as the public may see it."""
     return [
-        EvaluationReport(evaluation, public_gates(evaluation), public_shapes(evaluation))
+        EvaluationReport(
+            evaluation,
+            reason=public_reason(evaluation),
+            gates=public_gates(evaluation),
+            shapes=public_shapes(evaluation),
+        )
         for evaluation in run.evaluations.all()
     ]

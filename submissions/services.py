@@ -114,7 +114,8 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
             _store_transcript(run, upload, name=name, sha256=sha256, written=written)
     logger.info("run %s received (%s transcript files)", run.uuid, len(files.transcripts))
     # Grading starts once the run is committed (submissions.evaluations, issue 5).
-    transaction.on_commit(lambda: enqueue_evaluation(run=run))
+    # robust: a failure to grade must neither fail the upload nor pass for create_run's race.
+    transaction.on_commit(lambda: enqueue_evaluation(run=run), robust=True)
     enqueue_transcript_processing(run)
     return run
 

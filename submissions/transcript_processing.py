@@ -35,21 +35,25 @@ def process_transcript(*, run: Run) -> None:
     run itself is untouched.
     """
     try:
-        session = _parse_run_files(run)
+        payload = _stored_form(_parse_run_files(run))
     except TranscriptError as error:
         _mark_failed(run, str(error))
         return
-    except Exception as error:  # a parser bug must not cost the run its page
+    except Exception as error:  # a parser bug must not leave the run pending for ever
         logger.exception("transcript of %s failed to parse", run)
         _mark_failed(run, f"the transcript could not be read ({type(error).__name__})")
         return
-    payload = gzip.compress(json.dumps(redact_session(session).to_dict()).encode(), 6)
     if run.normalized_transcript:
         run.normalized_transcript.delete(save=False)
     run.normalized_transcript.save("normalized.json.gz", ContentFile(payload), save=False)
     run.transcript_status = Run.TranscriptStatus.PARSED
     run.transcript_error = ""
     run.save(update_fields=["normalized_transcript", "transcript_status", "transcript_error"])
+
+
+def _stored_form(session: Session) -> bytes:
+    """Secrets redacted, then gzip JSON."""
+    return gzip.compress(json.dumps(redact_session(session).to_dict()).encode(), 6)
 
 
 def load_session(run: Run) -> Session:

@@ -50,12 +50,16 @@ def transcript_context(run: Run) -> dict:
     }
 
 
+# baseline_key spells out a shape's parameters; worst_index and error can hint at its sizes.
+HIDDEN_SHAPE_REDACTIONS = {"params": None, "baseline_key": "", "worst_index": None, "error": ""}
+
+
 def public_result(evaluation) -> dict:
     """The stored result as the public may see it: held-out parameters removed."""
     result = dict(evaluation.result)
     result["gates"] = [asdict(gate) for gate in selectors.public_gates(evaluation)]
     result["shapes"] = [
-        {**shape, "params": None} if shape.get("set") == "hidden" else shape
+        shape | HIDDEN_SHAPE_REDACTIONS if shape.get("set") == "hidden" else shape
         for shape in result.get("shapes", [])
     ]
     return result

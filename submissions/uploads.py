@@ -45,7 +45,8 @@ class RunFiles:
 
 def safe_relative_name(name: str) -> str:
     """The normalized form of a run-folder path, or IntakeError for one that could escape it."""
-    if not name or "\x00" in name or "\\" in name or len(name) > MAX_NAME_LENGTH:
+    # tar decodes name bytes that are not UTF-8 as lone surrogates
+    if not name or not is_storable_text(name) or "\\" in name or len(name) > MAX_NAME_LENGTH:
         raise IntakeError(f"Unacceptable file name {name[:80]!r}.")
     if name.startswith("/") or _DRIVE_LETTER.match(name):
         raise IntakeError(f"Absolute path {name[:80]!r} is not allowed.")
@@ -113,15 +114,28 @@ def _reject_constant(name: str) -> None:
 def _check_json_value(value: Any, *, depth: int) -> None:
     if depth > MAX_JSON_DEPTH:
         raise IntakeError(f"Metadata nests deeper than {MAX_JSON_DEPTH} levels.")
-    if isinstance(value, str) and "\x00" in value:
-        raise IntakeError("Metadata contains a NUL character.")
-    if isinstance(value, dict):
+    if isinstance(value, str) and not is_storable_text(value):
+        raise IntakeError("Metadata contains a NUL character or a lone surrogate.")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise IntakeError("Metadata holds a number too large for JSON storage.")
+    elif isinstance(value, dict):
         for key, item in value.items():
             _check_json_value(key, depth=depth + 1)
             _check_json_value(item, depth=depth + 1)
     elif isinstance(value, list):
         for item in value:
             _check_json_value(item, depth=depth + 1)
+
+
+def is_storable_text(text: str) -> bool:
+    """False for what PostgreSQL refuses and Python lets through: NUL and lone surrogates."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_all(file: File) -> bytes:
@@ -144,10 +158,11 @@ _NUMBER_KEYS = {
     "wall_time_s": ("wall_time_s", "duration_s"),
     "cost_usd": ("cost_usd", "total_cost_usd"),
 }
+# (keys, exclusive ceiling): turns is an integer column, the token counts are bigint
 _COUNT_KEYS = {
-    "turns": ("turns", "num_turns"),
-    "input_tokens": ("input_tokens", "usage.input_tokens"),
-    "output_tokens": ("output_tokens", "usage.output_tokens"),
+    "turns": (("turns", "num_turns"), 2**31),
+    "input_tokens": (("input_tokens", "usage.input_tokens"), 2**62),
+    "output_tokens": (("output_tokens", "usage.output_tokens"), 2**62),
 }
 _TEXT_KEYS = {
     "cli_version": ("cli_version", "version"),
@@ -160,7 +175,10 @@ def metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     columns = {name: _number(_lookup(metadata, keys)) for name, keys in _NUMBER_KEYS.items()}
     if columns["wall_time_s"] is None and _number(metadata.get("duration_ms")) is not None:
         columns["wall_time_s"] = _number(metadata["duration_ms"]) / 1000
-    columns |= {name: _count(_lookup(metadata, keys)) for name, keys in _COUNT_KEYS.items()}
+    columns |= {
+        name: _count(_lookup(metadata, keys), ceiling=ceiling)
+        for name, (keys, ceiling) in _COUNT_KEYS.items()
+    }
     columns |= {name: _text(_lookup(metadata, keys)) for name, keys in _TEXT_KEYS.items()}
     return columns
 
@@ -181,9 +199,9 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) and value >= 0 else None
 
 
-def _count(value: Any) -> int | None:
+def _count(value: Any, *, ceiling: int) -> int | None:
     number = _number(value)
-    return int(number) if number is not None and number.is_integer() and number < 2**62 else None
+    return int(number) if number is not None and number.is_integer() and number < ceiling else None
 
 
 def _text(value: Any) -> str:

@@ -31,6 +31,12 @@ _SHAPES = [
     ("google-key", "AIza", r"\bAIza[0-9A-Za-z_-]{35}"),
     ("huggingface-token", "hf_", r"\bhf_[A-Za-z0-9]{30,}"),
     ("slack-token", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("stripe-key", "_live_ _test_", r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}"),
+    ("gitlab-token", "glpat-", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    ("npm-token", "npm_", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi-token", "pypi-", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    ("xai-key", "xai-", r"\bxai-[A-Za-z0-9]{40,}"),
+    ("groq-key", "gsk_", r"\bgsk_[A-Za-z0-9]{40,}"),
     ("url-password", "://", r"://[^/\s:@]{1,200}:(?P<value>[^/\s@]{3,200})@"),
 ]
 _COMPILED_SHAPES = [(kind, re.compile(rx)) for kind, _, rx in _SHAPES]

@@ -13,6 +13,7 @@ from submissions.models import (
     Run,
     TranscriptFile,
 )
+from submissions.uploads import is_storable_text
 
 
 class RegistrySlugField(serializers.SlugRelatedField):
@@ -32,6 +33,8 @@ class RegistrySlugField(serializers.SlugRelatedField):
             self.fail("invalid")
         queryset = self.get_queryset()
         try:
+            if not is_storable_text(data):  # PostgreSQL would raise, not miss
+                raise ObjectDoesNotExist
             return queryset.get(slug=data)
         except ObjectDoesNotExist:
             valid = ", ".join(queryset.values_list("slug", flat=True)) or "none registered yet"
@@ -131,6 +134,7 @@ class PublicGateSerializer(serializers.Serializer):
 
 class EvaluationSerializer(serializers.ModelSerializer):
     hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    reason = serializers.SerializerMethodField()
     gates = serializers.SerializerMethodField()
     shapes = serializers.SerializerMethodField()
 
@@ -153,6 +157,9 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "gates",
             "shapes",
         ]
+
+    def get_reason(self, evaluation: Evaluation) -> str:
+        return selectors.public_reason(evaluation)
 
     @extend_schema_field(PublicGateSerializer(many=True))
     def get_gates(self, evaluation: Evaluation) -> list:

@@ -53,9 +53,13 @@ class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
             200: OpenApiResponse(serializers.RunCreatedSerializer, "The identical earlier run"),
         },
     )
+    def initial(self, request, *args, **kwargs):
+        # Before authentication: a session's CSRF check reads the whole body.
+        if request.method == "POST":
+            _refuse_oversize_body(request)
+        super().initial(request, *args, **kwargs)
+
     def create(self, request):
-        if (refusal := _oversize_body(request)) is not None:
-            return refusal
         upload = self.get_serializer(data=_request_data(request))
         upload.is_valid(raise_exception=True)
         try:
@@ -67,7 +71,7 @@ class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
-def _oversize_body(request) -> Response | None:
+def _refuse_oversize_body(request) -> None:
     limit = BODY_OVERHEAD + max(
         settings.ARENA_MAX_TRANSCRIPT_BYTES + settings.ARENA_MAX_SOLUTION_BYTES,
         settings.ARENA_MAX_ARCHIVE_BYTES,
@@ -76,10 +80,8 @@ def _oversize_body(request) -> Response | None:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         length = 0
-    if length <= limit:
-        return None
-    detail = f"The request body is {length} bytes; the limit is {limit}."
-    return Response({"detail": detail}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if length > limit:
+        raise PayloadTooLarge(f"The request body is {length} bytes; the limit is {limit}.")
 
 
 def _request_data(request):
@@ -128,6 +130,7 @@ def _run_files(data: dict) -> Iterator[RunFiles]:
 
 class _RegistryViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_field = "slug"
+    lookup_value_regex = r"[-\w]+"  # a NUL reaching PostgreSQL is an error, not a miss
     permission_classes = [permissions.AllowAny]
 
 

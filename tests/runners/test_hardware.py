@@ -38,9 +38,11 @@ def test_memory_bound_speed_of_light_is_bytes_over_bandwidth():
 
 def test_peak_fraction_uses_the_regime():
     h100 = by_slug("h100-sxm")
-    memory = peak_fraction(h100, regime="memory", flops=0, nbytes=3.35e9, dtype="bf16",
-                           seconds=2e-3)
-    compute = peak_fraction(h100, regime="compute", flops=989.4e12, nbytes=0, dtype="bf16",
-                            seconds=2.0)
+    memory = peak_fraction(
+        h100, regime="memory", flops=0, nbytes=3.35e9, dtype="bf16", seconds=2e-3
+    )
+    compute = peak_fraction(
+        h100, regime="compute", flops=989.4e12, nbytes=0, dtype="bf16", seconds=2.0
+    )
     assert memory == pytest.approx(0.5)
     assert compute == pytest.approx(0.5)

@@ -16,8 +16,14 @@ print("HEAVY=" + ",".join(heavy))
 
 
 def test_engine_lists_problems_without_django_or_torch():
-    done = subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     listing, heavy = done.stdout.rsplit("HEAVY=", 1)
     assert heavy.strip() == ""
     slugs = {info["slug"] for info in json.loads(listing)}
@@ -25,9 +31,22 @@ def test_engine_lists_problems_without_django_or_torch():
 
 
 def test_problems_command_prints_problem_info_fields():
-    done = subprocess.run([sys.executable, "-m", "runners", "problems", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "runners", "problems", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     for info in json.loads(done.stdout):
-        assert {"slug", "title", "category", "regime", "version", "visible_count",
-                "hidden_count"} <= info.keys()
+        assert {
+            "slug",
+            "title",
+            "category",
+            "regime",
+            "version",
+            "visible_count",
+            "hidden_count",
+        } <= info.keys()
         assert info["hidden_count"] >= 4

@@ -61,8 +61,16 @@ def run_probe(tmp_path: Path, monkeypatch) -> dict:
         inner, limits=sandbox.Limits(), uid=uid, masked=[masked]
     )
     env = sandbox.child_env(tmp_path, device="cpu")
-    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, preexec_fn=preexec, check=True)
+    done = subprocess.run(
+        argv,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=preexec,
+        check=True,
+    )
     return json.loads(done.stdout) | {"isolation": isolation, "expected_uid": uid}
 
 
@@ -90,13 +98,18 @@ def uid_processes(uid: int) -> list[int]:
 
 
 def test_wall_clock_kill_takes_a_detached_grandchild_with_it(tmp_path):
-    script = "import subprocess, time; subprocess.Popen(['setsid', 'sleep', '300']); time.sleep(300)"
+    script = "import subprocess, time; subprocess.Popen(['setsid', 'sleep', '300']); time.sleep(99)"
     uid = sandbox.sandbox_uid()
     argv, _, preexec = sandbox.candidate_command(
         [sys.executable, "-I", "-c", script], limits=sandbox.Limits(), uid=uid, masked=[]
     )
-    worker = Worker(argv, env=sandbox.child_env(tmp_path, device="cpu"), cwd=tmp_path,
-                    log_path=tmp_path / "log", preexec_fn=preexec)
+    worker = Worker(
+        argv,
+        env=sandbox.child_env(tmp_path, device="cpu"),
+        cwd=tmp_path,
+        log_path=tmp_path / "log",
+        preexec_fn=preexec,
+    )
     deadline = time.monotonic() + 20
     while len(uid_processes(uid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)

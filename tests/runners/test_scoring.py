@@ -9,9 +9,12 @@ from runners.scoring import geomean, score_shape, summarize, timing_problems
 
 
 def reply(event, span=None, host=None):
-    n = len(event)
-    return {"event_ms": event, "span_ms": span or [e + 0.01 for e in event],
-            "host_ms": host or [e + 0.02 for e in event], "timers_replaced": []}
+    return {
+        "event_ms": event,
+        "span_ms": span or [e + 0.01 for e in event],
+        "host_ms": host or [e + 0.02 for e in event],
+        "timers_replaced": [],
+    }
 
 
 def test_summary_reports_median_spread_and_count():
@@ -45,12 +48,22 @@ def test_faster_than_light_is_rejected_and_peak_fraction_filled():
     shape = ShapeResult(set="visible", index=0, params={})
     nbytes = 3.35e9  # one millisecond at the H100 SXM bandwidth
     shape.time = TimingStats(100.0, 100.0, 0.0, 100.0, 100.0, 100.0, 30)
-    reason = score_shape(shape, hardware=by_slug("h100-sxm"), regime="memory", dtype="fp32",
-                         flops=0.0, nbytes=nbytes)
+    reason = score_shape(
+        shape, hardware=by_slug("h100-sxm"), regime="memory", dtype="fp32", flops=0.0, nbytes=nbytes
+    )
     assert "faster than the speed of light" in reason
     shape.time = TimingStats(2000.0, 2000.0, 0.0, 2000.0, 2000.0, 2000.0, 30)
-    assert score_shape(shape, hardware=by_slug("h100-sxm"), regime="memory", dtype="fp32",
-                       flops=0.0, nbytes=nbytes) is None
+    assert (
+        score_shape(
+            shape,
+            hardware=by_slug("h100-sxm"),
+            regime="memory",
+            dtype="fp32",
+            flops=0.0,
+            nbytes=nbytes,
+        )
+        is None
+    )
     assert shape.peak_fraction == pytest.approx(0.5)
 
 
@@ -67,7 +80,6 @@ def test_timers_replaced_after_import_are_named(monkeypatch):
 
 def test_host_clock_samples_until_the_cap():
     settings = timing.Settings(warmup=1, min_samples=3, max_samples=6, cap_s=0.0)
-    samples = timing.measure(lambda args: args[0] + 1, [[1], [2]], device="cpu",
-                             settings=settings)
+    samples = timing.measure(lambda args: args[0] + 1, [[1], [2]], device="cpu", settings=settings)
     assert len(samples.event_ms) == 3
     assert [base for base, _ in samples.kept] == [1, 0]

@@ -1,4 +1,5 @@
 import pytest
+from django.contrib import admin
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -61,11 +62,27 @@ def admin_url(model, view: str, *args) -> str:
     return reverse(f"admin:submissions_{model._meta.model_name}_{view}", args=args)
 
 
+def test_every_registered_model_is_covered_here():
+    registered = {m for m in admin.site._registry if m._meta.app_label == "submissions"}
+    assert registered == set(MODELS)
+
+
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_every_admin_changelist_and_change_page_loads(admin_client, model):
     row = model.objects.first()
     assert admin_client.get(admin_url(model, "changelist")).status_code == 200
     assert admin_client.get(admin_url(model, "change", row.pk)).status_code == 200
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_every_admin_search_finds_a_row_by_its_first_search_field(admin_client, model):
+    row = model.objects.first()
+    value = row
+    for part in admin.site._registry[model].search_fields[0].split("__"):
+        value = getattr(value, part)
+    response = admin_client.get(admin_url(model, "changelist"), {"q": str(value)[:8]})
+    assert response.status_code == 200
+    assert row in response.context["cl"].result_list
 
 
 def changelist_queries(client, model) -> int:
@@ -86,6 +103,15 @@ def test_the_evaluation_change_page_shows_held_out_parameters_to_staff(admin_cli
     evaluation = Evaluation.objects.first()
     page = admin_client.get(admin_url(Evaluation, "change", evaluation.pk)).content.decode()
     assert "4099" in page
+
+
+def test_staff_see_the_full_reason_of_a_grader_failure(admin_client):
+    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099}): boom"
+    evaluation = make_evaluation(
+        Run.objects.get(), result={}, status="error", verdict="infra_error", reason=stderr
+    )
+    page = admin_client.get(admin_url(Evaluation, "change", evaluation.pk)).content.decode()
+    assert "boom" in page
 
 
 def test_problems_are_read_only_in_the_admin(admin_client):

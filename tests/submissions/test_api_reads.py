@@ -45,6 +45,25 @@ def test_run_status_shows_the_latest_evaluation_without_hidden_parameters(regist
     assert "77777" not in response.content.decode()
 
 
+def test_run_status_shows_no_engine_output_for_a_grader_failure(registry):
+    run = make_run(published=True)
+    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099}): boom"
+    make_evaluation(run, result={}, status="error", verdict="infra_error", reason=stderr)
+
+    response = APIClient().get(f"/api/v1/runs/{run.uuid}/")
+
+    assert response.json()["latest_evaluation"]["reason"].startswith("The grader itself failed")
+    assert "4099" not in response.content.decode()
+
+
+def test_run_status_has_a_constant_number_of_queries(registry, django_assert_max_num_queries):
+    run = make_run(published=True)
+    for _ in range(3):
+        make_evaluation(run)
+    with django_assert_max_num_queries(4):
+        assert APIClient().get(f"/api/v1/runs/{run.uuid}/").status_code == 200
+
+
 def test_an_unpublished_run_is_hidden_from_others_in_the_api(registry):
     owner = make_user("owner")
     run = make_run(published=False, submitter=owner)
@@ -71,6 +90,11 @@ def test_registry_lists_and_details_are_public(registry, resource, field):
     assert slug in [item["slug"] for item in listing]
     assert detail.status_code == 200
     assert detail.json()["slug"] == slug
+
+
+@pytest.mark.parametrize("resource", ["problems", "models", "harnesses", "hardware"])
+def test_a_registry_slug_with_a_nul_character_is_not_found(registry, resource):
+    assert APIClient().get(f"/api/v1/{resource}/a%00b/").status_code == 404
 
 
 def test_inactive_problems_are_not_listed(db):

@@ -69,6 +69,16 @@ def test_metadata_json_fills_the_run_columns(api, registry):
     assert run.metadata["num_turns"] == 12
 
 
+def test_metadata_counts_too_large_for_their_columns_stay_in_the_metadata_only(api, registry):
+    metadata = '{"num_turns": 3000000000, "usage": {"input_tokens": 3000000000}}'
+    response = api.post(URL, form(registry, metadata=metadata, **loose_files()), format="multipart")
+
+    assert response.status_code == 201, response.json()
+    run = Run.objects.get()
+    assert (run.turns, run.input_tokens) == (None, 3_000_000_000)
+    assert run.metadata["num_turns"] == 3_000_000_000
+
+
 @pytest.mark.parametrize("pack", [zip_bytes, tar_gz_bytes], ids=["zip", "tar.gz"])
 def test_a_bundle_of_the_run_folder_is_unpacked(api, registry, pack):
     bundle = upload("run.bundle", pack(RUN_FOLDER))

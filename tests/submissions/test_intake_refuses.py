@@ -5,6 +5,7 @@ import tarfile
 import zipfile
 
 import pytest
+from rest_framework.test import APIClient
 
 from tests.submissions.helpers import (
     RUN_FOLDER,
@@ -36,6 +37,11 @@ def test_an_unknown_slug_is_refused_with_the_valid_ones(api, registry, media_roo
 
     assert "no-such-thing" in message
     assert registry[field].slug in message
+
+
+def test_a_slug_with_a_nul_character_is_refused_as_unknown(api, registry, media_root):
+    data = form(registry, **loose_files()) | {"model": "claude\x00"}
+    assert registry["model"].slug in refuse(api, data, media_root)
 
 
 def test_an_inactive_problem_is_refused(api, registry, media_root):
@@ -85,6 +91,19 @@ def test_a_body_larger_than_any_run_is_refused_before_it_is_read(api, registry, 
     assert_nothing_stored(media_root)
 
 
+def test_a_session_upload_too_large_is_refused_before_its_csrf_check_reads_it(
+    registry, media_root, uploader
+):
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(uploader)
+    client.cookies["csrftoken"] = "a" * 32
+    response = client.post(
+        URL, data=b"x", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH=2**40
+    )
+    assert response.status_code == 413
+    assert_nothing_stored(media_root)
+
+
 @pytest.mark.parametrize(
     ("metadata", "reason"),
     [
@@ -93,8 +112,10 @@ def test_a_body_larger_than_any_run_is_refused_before_it_is_read(api, registry, 
         ('{"cost": NaN}', "not valid JSON"),
         ('{"note": "nul \\u0000 byte"}', "NUL"),
         ("[" * 5000 + "]" * 5000, "JSON"),
+        ('{"cost": 1e400}', "too large"),
+        ('{"note": "half \\ud800 a pair"}', "lone surrogate"),
     ],
-    ids=["malformed", "not-an-object", "nan", "nul", "deep"],
+    ids=["malformed", "not-an-object", "nan", "nul", "deep", "overflow", "surrogate"],
 )
 def test_bad_metadata_is_refused(api, registry, media_root, metadata, reason):
     data = form(registry, metadata=metadata, **loose_files())
@@ -140,6 +161,20 @@ def test_bundle_members_that_escape_are_refused(api, registry, media_root, name)
         refuse(api, form(registry, bundle=upload("run", pack(members))), media_root)
 
 
+def test_a_tar_member_name_that_is_not_utf8_is_refused(api, registry, media_root):
+    buffer = io.BytesIO()
+    # GNU headers keep raw name bytes; latin-1 writes "\xff" as the single byte 0xff
+    with tarfile.open(
+        fileobj=buffer, mode="w:gz", format=tarfile.GNU_FORMAT, encoding="latin-1"
+    ) as archive:
+        for name, content in {"solution.py": SOLUTION, "transcript\xff.jsonl": TRANSCRIPT}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            archive.addfile(info, io.BytesIO(content))
+    data = form(registry, bundle=upload("run.tgz", buffer.getvalue()))
+    assert "Unacceptable file name" in refuse(api, data, media_root)
+
+
 def _link(name: str, kind: bytes, target: str = "") -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
     info.type, info.linkname = kind, target
@@ -162,15 +197,31 @@ def test_links_devices_and_fifos_in_a_tar_bundle_are_refused(api, registry, medi
     assert "not allowed" in message
 
 
-def test_a_symlink_in_a_zip_bundle_is_refused(api, registry, media_root):
+@pytest.mark.parametrize("mode", [0o120777, 0o020644, 0o010644], ids=["symlink", "device", "fifo"])
+def test_links_and_special_files_in_a_zip_bundle_are_refused(api, registry, media_root, mode):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("solution.py", SOLUTION)
-        link = zipfile.ZipInfo("transcript.jsonl")
-        link.external_attr = (0o120777 << 16) | 0x20
-        archive.writestr(link, "/etc/passwd")
+        special = zipfile.ZipInfo("transcript.jsonl")
+        special.external_attr = (mode << 16) | 0x20
+        archive.writestr(special, "/etc/passwd")
     data = form(registry, bundle=upload("run.zip", buffer.getvalue()))
-    assert "link" in refuse(api, data, media_root)
+    assert "link or special file" in refuse(api, data, media_root)
+
+
+@pytest.mark.parametrize(
+    ("member", "content", "reason"),
+    [
+        ("result.json", b"{not json", "not valid JSON"),
+        ("solution.py", b"\x7fELF\x00binary", "binary"),
+    ],
+    ids=["malformed-result-json", "binary-solution"],
+)
+def test_bad_files_inside_a_bundle_are_refused(api, registry, media_root, member, content, reason):
+    members = RUN_FOLDER | {member: content}
+    for pack in (zip_bytes, tar_gz_bytes):
+        data = form(registry, bundle=upload("run", pack(members)))
+        assert reason in refuse(api, data, media_root)
 
 
 def test_a_bundle_with_too_many_members_is_refused(api, registry, media_root, settings):
@@ -185,6 +236,23 @@ def test_a_compression_bomb_is_refused(api, registry, media_root, pack):
     members = RUN_FOLDER | {"padding.bin": bytes(8 * 1024 * 1024)}
     data = form(registry, bundle=upload("run", pack(members)))
     assert "bomb" in refuse(api, data, media_root, status=413)
+
+
+def test_a_tar_header_that_inflates_like_a_bomb_is_refused(api, registry, media_root):
+    # tarfile reads a pax record whole before its member reaches any check
+    notes = tarfile.TarInfo("notes.txt")
+    notes.pax_headers = {"comment": "a" * 16 * 1024 * 1024}
+    bundle = tar_gz_bytes(RUN_FOLDER, special=[notes])
+    data = form(registry, bundle=upload("run.tgz", bundle))
+    assert "bomb" in refuse(api, data, media_root, status=413)
+
+
+def test_folders_count_toward_the_member_limit_of_a_tar_bundle(api, registry, media_root, settings):
+    settings.ARENA_MAX_ARCHIVE_MEMBERS = len(RUN_FOLDER) + 1
+    folders = [_link(f"empty-{i}", tarfile.DIRTYPE) for i in range(2)]
+    bundle = tar_gz_bytes(RUN_FOLDER, special=folders)
+    message = refuse(api, form(registry, bundle=upload("run.tgz", bundle)), media_root)
+    assert "more than 5 members" in message
 
 
 def test_a_bundle_larger_than_the_limit_when_unpacked_is_refused(

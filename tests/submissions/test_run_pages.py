@@ -1,6 +1,11 @@
+import json
+from urllib.parse import urlsplit
+
 import pytest
 
+from submissions.models import Run
 from tests.factories import make_evaluation, make_result, make_run, make_superuser, make_user
+from tests.submissions.helpers import form, loose_files
 
 pytestmark = pytest.mark.django_db
 HIDDEN = {"batch": 4099, "dim": 12289}
@@ -36,10 +41,36 @@ def test_a_published_run_page_shows_gates_and_redacts_held_out_shapes(client):
     assert "correct_visible" in page
 
 
+def test_a_grader_failure_shows_no_engine_output_on_the_run_page(client):
+    run = make_run(published=True)
+    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099}): boom"
+    make_evaluation(run, result={}, status="error", verdict="infra_error", reason=stderr)
+
+    page = client.get(run.get_absolute_url()).content.decode()
+
+    assert "The grader itself failed" in page
+    assert "4099" not in page
+
+
 def test_a_run_page_escapes_uploaded_text(client):
     run = make_run(published=True, metadata={"<script>": "<img onerror=x>"}, effort="<b>x</b>")
     page = client.get(run.get_absolute_url()).content.decode()
     assert "<script>" not in page and "<img onerror" not in page and "<b>x</b>" not in page
+
+
+def test_uploaded_names_and_metadata_are_escaped_on_the_run_page(api, registry, client):
+    payload = "<img src=x onerror=alert(1)>"
+    metadata = json.dumps({payload: payload, "cli_version": payload})
+    files = loose_files(transcript_name=[f"{payload}.jsonl"])
+    data = form(registry, effort=payload, metadata=metadata, **files)
+    uploaded = api.post("/api/v1/runs/", data, format="multipart")
+    assert uploaded.status_code == 201, uploaded.content
+    Run.objects.update(published=True)
+
+    page = client.get(urlsplit(uploaded.json()["url"]).path).content.decode()
+
+    assert payload not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;.jsonl" in page
 
 
 def test_an_unpublished_run_is_visible_to_its_submitter_and_staff_only(client):

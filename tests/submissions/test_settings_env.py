@@ -99,3 +99,22 @@ def test_a_broker_and_a_database_url_switch_to_production_services():
     assert settings_value("settings.CELERY_TASK_ALWAYS_EAGER", **env) == "False"
     engine = settings_value("settings.DATABASES['default']['ENGINE']", **env)
     assert engine == "django.db.backends.postgresql"
+
+
+def test_static_files_are_served_by_whitenoise_with_debug_off(tmp_path):
+    env = {
+        "DEBUG": "0",
+        "SECRET_KEY": STRONG_KEY,
+        "ALLOWED_HOSTS": "testserver",
+        "STATIC_ROOT": str(tmp_path / "static"),
+    }
+    assert manage("collectstatic", "--noinput", **env).returncode == 0
+    fetch = (
+        "from django.test import Client; from django.templatetags.static import static; "
+        "r = Client().get(static('arena.css'), secure=True); "
+        "print(type(r).__name__, r.status_code, r.headers['Cache-Control'])"
+    )
+    done = manage("shell", "-c", fetch, **env)
+    assert done.returncode == 0, done.stderr
+    served = done.stdout.strip().splitlines()[-1]
+    assert served == "WhiteNoiseFileResponse 200 max-age=315360000, public, immutable"

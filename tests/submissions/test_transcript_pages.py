@@ -1,15 +1,18 @@
 import gzip
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
 from django.urls import reverse
+from django.utils.html import escape
 
 from submissions import tasks
 from submissions.models import Run, TranscriptFile
 from submissions.transcript_processing import load_session, process_transcript
-from tests.factories import make_evaluation, make_run, make_user
+from submissions.transcript_views import public_result
+from tests.factories import make_evaluation, make_result, make_run, make_user
 from tests.submissions.helpers import form, loose_files
 
 SAMPLES = Path(__file__).resolve().parent.parent / "transcripts" / "samples"
@@ -71,7 +74,20 @@ def test_unreadable_transcript_marks_the_run_and_keeps_it(client):
     page = client.get(reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
     assert page.status_code == 404
     assert "could not be read" in page.content.decode()
-    assert client.get(run.get_absolute_url()).status_code == 200
+    run_page = client.get(run.get_absolute_url())
+    assert run_page.status_code == 200
+    assert escape(run.transcript_error) in run_page.content.decode()
+
+
+def test_a_failure_after_parsing_marks_the_run_failed_instead_of_pending(monkeypatch):
+    def overflowing(session):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("submissions.transcript_processing.redact_session", overflowing)
+    run = parsed_run()
+    assert run.transcript_status == Run.TranscriptStatus.FAILED
+    assert run.transcript_error == "the transcript could not be read (RecursionError)"
+    assert not run.normalized_transcript
 
 
 def test_transcript_page_is_the_standalone_viewer_locked_down(client):
@@ -100,6 +116,19 @@ def test_transcript_never_shows_held_out_parameters(client):
     ).content.decode()
     assert "Evaluation" in html
     assert "4099" not in html and "12289" not in html
+
+
+def test_the_result_given_to_the_transcript_page_carries_no_held_out_parameters():
+    result = make_result(hidden_params={"batch": 4099, "dim": 12289})
+    hidden = result["shapes"][1]
+    hidden |= {"baseline_key": "v1:batch=4099,dim=12289:h100:2.8", "worst_index": [4098, 12288]}
+    hidden["error"] = "output 0: shape (4099, 12289), expected (4099, 12290)"
+    evaluation = make_evaluation(make_run(), result=result)
+
+    public = json.dumps(public_result(evaluation))
+
+    assert "4099" not in public and "12289" not in public
+    assert "1024" in public  # the visible shape keeps its parameters
 
 
 def test_unpublished_transcript_is_hidden_from_others(client):

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,7 @@ def test_unknown_record_types_become_raw_events_kept_verbatim():
 
 def test_malformed_lines_are_kept_as_raw_text_with_a_warning():
     session = parse_files([ODD])
-    broken = [e for e in session.events if e.kind == Kind.RAW and isinstance(e.raw, str)]
+    broken = [e for e in session.events if e.kind == Kind.RAW and e.raw is None]
     assert broken[0].text.startswith('{"type":"assistant","uuid":"o-broken"')
     assert session.warnings == [
         "odd-records.jsonl:4: a JSON value that is not an object, kept as raw",
@@ -212,3 +213,72 @@ def test_an_agent_neither_named_nor_prompted_is_paired_with_a_call_in_order(tmp_
     (child,) = spawning_call(session).children
     assert child.agent_id == "b33cc33"
     assert session.warnings == ["subagent b33cc33: linked to call toolu_bdrk_01BesideTask by order"]
+
+
+def stream_result(cost: float, output: int, turns: int = 1) -> dict:
+    usage = {"inputTokens": 3, "outputTokens": output, "cacheReadInputTokens": 10}
+    model_usage = {"claude-sonnet-4-5-20250929": usage} if output else {}
+    return {
+        "type": "result",
+        "subtype": "success",
+        "parent_tool_use_id": None,
+        "session_id": "s",
+        "num_turns": turns,
+        "duration_ms": 1000,
+        "total_cost_usd": cost,
+        "modelUsage": model_usage,
+    }
+
+
+def test_stream_json_results_restating_the_process_totals_count_once_per_process(tmp_path):
+    init = {"type": "system", "subtype": "init", "session_id": "s", "claude_code_version": "2"}
+    lines = [
+        init,
+        stream_result(0.10, 100),
+        stream_result(0.15, 160),  # a follow-up turn: the same process, running totals
+        init,
+        stream_result(0.0, 0, turns=0),  # --resume after a crash: a new process starts at zero
+        stream_result(0.05, 40),
+    ]
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = parse_files([stream])
+    assert session.cost_usd == pytest.approx(0.15 + 0.05)
+    assert (session.reported_usage.output, session.reported_usage.input) == (160 + 40, 3 + 3)
+    assert (session.num_turns, session.duration_ms) == (3, 4000)
+
+
+def test_hook_progress_records_become_hook_notices_and_other_progress_is_only_counted(tmp_path):
+    envelope = {"type": "progress", "sessionId": "s", "timestamp": "2026-01-01T00:00:01Z"}
+    hook = {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:Edit"}
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"content": "go"}},
+        {**envelope, "uuid": "p1", "data": {**hook, "command": "ruff format ."}},
+        {**envelope, "uuid": "p2", "data": {"type": "bash_progress", "output": "partial"}},
+    ]
+    session_file = tmp_path / "s.jsonl"
+    session_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = parse_files([session_file])
+    notices = [(e.subtype, e.text) for e in session.events if e.kind == Kind.SYSTEM]
+    assert notices == [("hook", "PostToolUse · PostToolUse:Edit · ruff format .")]
+    assert session.record_counts == {"user": 1, "progress": 2}
+
+
+def test_a_stop_hook_summary_lists_its_hooks_and_flags_their_errors(tmp_path):
+    summary = {
+        "type": "system",
+        "subtype": "stop_hook_summary",
+        "uuid": "h1",
+        "sessionId": "s",
+        "hookCount": 2,
+        "hookInfos": [{"command": "make check"}, {"command": "ruff check ."}],
+        "hookErrors": ["ruff check . exited with 1"],
+        "preventedContinuation": False,
+        "stopReason": "",
+        "level": "suggestion",
+    }
+    session_file = tmp_path / "s.jsonl"
+    session_file.write_text(json.dumps(summary) + "\n")
+    (notice,) = parse_files([session_file]).events
+    assert (notice.kind, notice.subtype, notice.is_error) == (Kind.SYSTEM, "hook", True)
+    assert notice.text == "make check\nruff check .\nerror: ruff check . exited with 1"

@@ -129,6 +129,15 @@ def test_stream_json_splits_main_thread_and_subagent_lines():
     assert agent.agent_type == "Explore"
 
 
+def test_stream_json_every_line_is_read_once_across_the_tree():
+    session = parse_files([STREAM])
+    counts = Counter()
+    for _, part in session.walk():
+        counts.update(part.record_counts)
+    assert counts == {"system": 2, "assistant": 38, "user": 37, "result": 1}
+    assert session.warnings == []
+
+
 def test_stream_json_tool_calls_and_errors_across_the_tree():
     session = parse_files([STREAM])
     names, errors = Counter(), 0

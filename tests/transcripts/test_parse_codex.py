@@ -183,3 +183,46 @@ def test_early_rollouts_without_the_envelope_are_read(tmp_path):
     assert [e.kind for e in session.events] == [Kind.USER, Kind.TOOL_CALL, Kind.TOOL_RESULT]
     assert session.events[1].file_path == "hello.txt"
     assert "+hi" in session.events[1].diff
+
+
+CHILD_ID = "019a0000-1000-7000-8000-000000000002"  # UUIDv7: minted at 0x019a00001000 ms
+PARENT_ID = "019a0000-0100-7000-8000-00000000000a"
+
+
+def rollout_line(kind: str, payload: dict) -> str:
+    return json.dumps({"timestamp": "2026-03-06T09:00:00Z", "type": kind, "payload": payload})
+
+
+def turn(turn_id: str, model: str) -> str:
+    return rollout_line("turn_context", {"turn_id": turn_id, "model": model})
+
+
+def call(call_id: str) -> str:
+    item = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": call_id}
+    return rollout_line("response_item", item)
+
+
+def tokens(output: int) -> str:
+    usage = {"input_tokens": 500, "cached_input_tokens": 100, "output_tokens": output}
+    info = {"total_token_usage": usage, "last_token_usage": usage}
+    return rollout_line("event_msg", {"type": "token_count", "info": info})
+
+
+def test_replayed_parent_turns_with_their_own_turn_context_are_skipped(tmp_path):
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT_ID, "depth": 1}}}
+    lines = [
+        rollout_line("session_meta", {"id": CHILD_ID, "source": spawn}),
+        rollout_line("session_meta", {"id": PARENT_ID}),
+        turn("019a0000-0200-7000-8000-0000000000a1", "gpt-parent"),  # minted before the child
+        call("p1"),
+        tokens(20),
+        turn("019a0000-1001-7000-8000-0000000000b1", "gpt-child"),
+        call("c1"),
+        tokens(7),
+    ]
+    rollout = tmp_path / f"rollout-2026-03-06T09-00-00-{CHILD_ID}.jsonl"
+    rollout.write_text("\n".join(lines) + "\n")
+    session = parse_files([rollout])
+    assert [e.call_id for e in session.events] == ["c1"]
+    assert session.models == ["gpt-child"]
+    assert session.usage() == Usage(input=400, output=7, cache_read=100)

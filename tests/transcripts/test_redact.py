@@ -18,6 +18,12 @@ AWS = "AKIA" + "Q7R2" * 4
 GOOGLE = "AIza" + ("Sy0_-abcdefg" * 3)[:35]
 HUGGING = "hf_" + "Qw12" * 9
 SLACK = "xoxb-" + "1234567890-" * 2 + "AbCdEf"
+STRIPE = "sk_live_" + "51Hq" * 6
+GITLAB = "glpat-" + "x8Yz-" * 4
+NPM = "npm_" + "Np0" * 12
+PYPI = "pypi-AgEIcHlwaS5vcmc" + "Cj0" * 20
+XAI = "xai-" + "Gk7" * 24
+GROQ = "gsk_" + "Rq4" * 18
 
 
 @pytest.mark.parametrize(
@@ -31,6 +37,12 @@ SLACK = "xoxb-" + "1234567890-" * 2 + "AbCdEf"
         (GOOGLE, "google-key"),
         (HUGGING, "huggingface-token"),
         (SLACK, "slack-token"),
+        (STRIPE, "stripe-key"),
+        (GITLAB, "gitlab-token"),
+        (NPM, "npm-token"),
+        (PYPI, "pypi-token"),
+        (XAI, "xai-key"),
+        (GROQ, "groq-key"),
     ],
 )
 def test_provider_keys_are_replaced_wherever_they_appear(secret, kind):

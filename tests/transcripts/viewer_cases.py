@@ -33,7 +33,7 @@ def hostile_session() -> Session:
     return Session(
         id="s-" + PAYLOAD,
         harness=PAYLOAD,
-        format="claude-jsonl",
+        format=PAYLOAD,
         models=["claude-" + PAYLOAD],
         cli_version=PAYLOAD,
         cwd=PAYLOAD,
@@ -83,12 +83,14 @@ def _hostile_events(prefix: str) -> list[Event]:
             kind=Kind.TOOL_CALL,
             id=f'{prefix}-call"><script>window.__xss=1</script>',
             tool_name=PAYLOAD,
-            call_id=f"{prefix}-c1",
+            call_id=f"{prefix}-c1{PAYLOAD}",
             arguments={PAYLOAD: PAYLOAD, "command": PAYLOAD},
             file_path=PAYLOAD + ".py",
             diff=f"--- a/{PAYLOAD}\n+++ b/{PAYLOAD}\n@@ -1 +1 @@\n-{PAYLOAD}\n+{PAYLOAD}\n",
         ),
-        Event(kind=Kind.TOOL_RESULT, id=f"{prefix}-res", call_id=f"{prefix}-c1", text=PAYLOAD),
+        Event(
+            kind=Kind.TOOL_RESULT, id=f"{prefix}-res", call_id=f"{prefix}-c1{PAYLOAD}", text=PAYLOAD
+        ),
         Event(kind=Kind.SYSTEM, id=f"{prefix}-sys", subtype=PAYLOAD, text=PAYLOAD),
         Event(kind=Kind.RAW, id=f"{prefix}-raw", raw={"type": PAYLOAD, PAYLOAD: [PAYLOAD]}),
     ]
@@ -110,7 +112,7 @@ def _subagent(name: str, events: list[Event]) -> Session:
         id=f"agent-{name}",
         harness="claude-code",
         format="claude-jsonl",
-        agent_id=name,
+        agent_id=f"{name}-{PAYLOAD}",
         agent_type=f"{name}-type {PAYLOAD}",
         description=f"{name} agent {PAYLOAD}",
         events=events,

@@ -2,10 +2,10 @@
 
 Directives in the solution text, one per line (``# fake: sleep=30``):
 ``sleep=N`` sleeps N seconds before answering, ``sleep_first=N`` only on its first start,
-``crash`` exits 3 without a result, ``garble`` writes half a result, ``kill_parent`` SIGKILLs
-the process that started it (the Celery pool child), ``verdict=V`` answers with that verdict.
-Every start and finish is appended to the file named by FAKE_ENGINE_LOG as ``start PID`` /
-``done PID``.
+``crash`` exits 3 without a result, ``garble`` writes half a result, ``nan`` reports a NaN
+error, ``kill_parent`` SIGKILLs the process that started it (the Celery pool child),
+``verdict=V`` answers with that verdict. Every start and finish is appended to the file named by
+FAKE_ENGINE_LOG as ``start PID`` / ``done PID``.
 """
 
 import argparse
@@ -67,6 +67,7 @@ def _result(args, directives: dict[str, str], baselines: dict) -> dict:
     verdict = directives.get("verdict", "ok")
     key = f"v1:cols=33,rows=4:{GPU}:{TORCH}"
     cached = baselines.get(key)
+    error = float("nan") if "nan" in directives else 0.0
     timing = {
         "median_us": 10.0,
         "mean_us": 10.5,
@@ -83,7 +84,7 @@ def _result(args, directives: dict[str, str], baselines: dict) -> dict:
         "params": SHAPE_PARAMS,
         "baseline_key": key,
         "correct": verdict == "ok",
-        "max_abs_err": 0.0,
+        "max_abs_err": error,
         "time": timing,
         "baseline_eager": eager,
         "baseline_compile": None,

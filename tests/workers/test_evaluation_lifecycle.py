@@ -60,6 +60,16 @@ def test_a_queued_run_is_graded_and_the_run_shows_evaluated(
     assert (shape.set, shape.median_us, shape.correct) == ("smoke", 10.0, True)
 
 
+def test_non_finite_numbers_in_a_result_are_stored_as_null(
+    fake_engine, django_capture_on_commit_callbacks
+):
+    run = make_graded_run("# fake: verdict=incorrect\n# fake: nan\n")
+    evaluation = evaluate(run, django_capture_on_commit_callbacks)
+    assert (evaluation.status, evaluation.verdict) == ("done", "incorrect")
+    assert evaluation.result["shapes"][0]["max_abs_err"] is None
+    assert ShapeResult.objects.get(evaluation=evaluation).max_abs_err is None
+
+
 def test_a_duplicate_delivery_grades_nothing_twice(fake_engine, django_capture_on_commit_callbacks):
     evaluation = evaluate(make_graded_run(), django_capture_on_commit_callbacks)
     tasks.evaluate(evaluation_id=evaluation.pk)
@@ -130,6 +140,19 @@ def test_the_sweeper_takes_back_expired_leases_and_resends_lost_messages(sent):
     assert report == evaluations.SweepReport(requeued=1, resent=1, failed=0)
     assert Evaluation.objects.get(pk=running.pk).status == "queued"
     assert evaluations.sweep(now=later) == evaluations.SweepReport()
+
+
+def test_the_sweeper_starts_grading_runs_whose_upload_never_queued_it(
+    sent, django_capture_on_commit_callbacks
+):
+    forgotten = make_graded_run()
+    with django_capture_on_commit_callbacks(execute=True):
+        report = evaluations.sweep(now=timezone.now() + timedelta(seconds=700))
+    assert report.started == 1
+    evaluation = forgotten.evaluations.get()
+    assert (evaluation.trigger, evaluation.status) == ("sweeper", "queued")
+    assert sent == [(evaluation.pk, forgotten.hardware.queue_name)]
+    assert evaluations.sweep(now=timezone.now() + timedelta(seconds=700)).started == 0
 
 
 def test_the_sweeper_gives_up_after_the_last_attempt(sent, settings):

@@ -4,10 +4,16 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from submissions import evaluations
-from submissions.models import Run
+from submissions import evaluations, services
+from submissions.models import Problem, Run
 from submissions.registry import engine_problems, ensure_cpu_target, sync_problems
-from tests.factories import make_harness, make_language_model, make_token, make_user
+from tests.factories import (
+    make_harness,
+    make_language_model,
+    make_problem,
+    make_token,
+    make_user,
+)
 from tests.workers.conftest import make_graded_run
 
 pytestmark = pytest.mark.django_db
@@ -27,16 +33,7 @@ def test_an_upload_is_graded_by_the_engine_and_its_history_is_served(
     django_capture_on_commit_callbacks,
 ):
     sync_problems(infos=engine_problems())
-    form = {
-        "problem": "softmax",
-        "model": make_language_model().slug,
-        "harness": make_harness().slug,
-        "hardware": ensure_cpu_target().slug,
-        "solution": SimpleUploadedFile("solution.py", FORBIDDEN),
-        "transcript": [SimpleUploadedFile("transcript.jsonl", TRANSCRIPT)],
-    }
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {make_token(make_user())}")
+    api, form = _upload_form(FORBIDDEN)
     with django_capture_on_commit_callbacks(execute=True):
         created = api.post("/api/v1/runs/", form, format="multipart")
     assert created.status_code == 201, created.content
@@ -47,6 +44,21 @@ def test_an_upload_is_graded_by_the_engine_and_its_history_is_served(
     assert "torch.softmax" in evaluation["reason"]
     assert evaluation["engine_version"]
     assert {"name": "static", "status": "fail"}.items() <= evaluation["gates"][0].items()
+
+
+def test_an_upload_is_kept_when_queueing_its_grading_fails(
+    monkeypatch, django_capture_on_commit_callbacks, caplog
+):
+    def broken(*, run):
+        raise RuntimeError("broker unreachable")
+
+    monkeypatch.setattr(services, "enqueue_evaluation", broken)
+    api, form = _upload_form(TRANSCRIPT)
+    with django_capture_on_commit_callbacks(execute=True):
+        created = api.post("/api/v1/runs/", form, format="multipart")
+    assert created.status_code == 201, created.content
+    assert Run.objects.get().status == "received"
+    assert "broker unreachable" in caplog.text
 
 
 def test_a_run_moves_from_received_through_queued_and_evaluating_to_evaluated(
@@ -65,3 +77,19 @@ def test_a_run_moves_from_received_through_queued_and_evaluating_to_evaluated(
         evaluations.enqueue_evaluation(run=run)
     assert seen == ["received", "queued", "evaluating", "evaluated"]
     assert evaluations.enqueue_evaluation(run=run) is None
+
+
+def _upload_form(solution: bytes) -> tuple[APIClient, dict]:
+    if not Problem.objects.filter(slug="softmax").exists():
+        make_problem("softmax")
+    form = {
+        "problem": "softmax",
+        "model": make_language_model().slug,
+        "harness": make_harness().slug,
+        "hardware": ensure_cpu_target().slug,
+        "solution": SimpleUploadedFile("solution.py", solution),
+        "transcript": [SimpleUploadedFile("transcript.jsonl", TRANSCRIPT)],
+    }
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {make_token(make_user())}")
+    return api, form

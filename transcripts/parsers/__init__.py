@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 from itertools import islice
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from transcripts.parsers.claude_jsonl import session_files_for
 from transcripts.parsers.common import (
     TranscriptError,
     clean_session,
+    decode_json,
     number_events,
     read_lines,
 )
@@ -151,6 +151,6 @@ def _load_whole(path: Path):
     if path.stat().st_size > _WHOLE_JSON_LIMIT:
         return None
     try:
-        return json.loads(path.read_bytes())
+        return decode_json(path.read_bytes())
     except ValueError:
         return None

@@ -7,7 +7,6 @@ in ``<sessionId>/subagents/agent-<id>.jsonl``, and may be mirrored again in ``pr
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from transcripts.parsers.common import (
     SessionBuilder,
     as_id,
     as_text,
+    decode_json,
     raw_event,
 )
 
@@ -135,6 +135,8 @@ class ClaudeReader:
         text = record.get("content")
         if text is None and subtype == "turn_duration":
             text = f"turn took {record.get('durationMs')} ms"
+        elif text is None and subtype == "stop_hook_summary":
+            text = _hook_summary(record)
         event = Event(
             kind=Kind.SYSTEM,
             id="",
@@ -142,7 +144,19 @@ class ClaudeReader:
             subtype=SYSTEM_SUBTYPES.get(subtype, subtype),
             text=as_text(text if text is not None else record.get("error")),
         )
+        event.is_error = bool(record.get("hookErrors")) or record.get("level") == "error"
         self.builder.add(event)
+
+
+def _hook_summary(record: dict) -> str:
+    """The hooks a stop-hook summary ran, their errors, and why they stopped the agent."""
+    infos = record.get("hookInfos") if isinstance(record.get("hookInfos"), list) else []
+    errors = record.get("hookErrors") if isinstance(record.get("hookErrors"), list) else []
+    lines = [as_text(info.get("command")) for info in infos if isinstance(info, dict)]
+    lines += [f"error: {as_text(error)}" for error in errors]
+    if record.get("stopReason"):
+        lines.append(f"stop reason: {as_text(record['stopReason'])}")
+    return "\n".join(lines)
 
 
 def _as_system(events: list[Event], subtype: str) -> None:
@@ -172,7 +186,7 @@ def _first_session_id(path: Path) -> str | None:
     """Agent files beside a session file may belong to any session of the project folder."""
     try:
         with open(path, "rb") as stream:
-            record = json.loads(stream.readline() or b"null")
+            record = decode_json(stream.readline() or b"null")
     except (OSError, ValueError):
         return None
     return record.get("sessionId") if isinstance(record, dict) else None

@@ -1,6 +1,7 @@
 """``claude -p --output-format stream-json --verbose``: one line per message, subagent lines tagged
-with ``parent_tool_use_id``. A run may print several ``result`` lines (follow-up turns, resumes);
-their cost, duration, turns and ``modelUsage`` (which includes subagents) are summed."""
+with ``parent_tool_use_id``. A run may print several ``result`` lines (follow-up turns, resumes):
+their durations and turns are summed, while ``total_cost_usd`` and ``modelUsage`` (which includes
+subagents) restate the running totals of the Claude Code process, so each process's last counts."""
 
 from __future__ import annotations
 
@@ -30,8 +31,51 @@ def looks_like(record: dict) -> bool:
     return kind in ("assistant", "user", "result") and "parent_tool_use_id" in record
 
 
+class RunningTotals:
+    """Cost and usage that each ``result`` line restates for the whole process so far. A drop
+    means a new process (``--resume``): the previous process's last figures are kept and added."""
+
+    def __init__(self):
+        self.closed_cost: float | None = None
+        self.closed_usage: Usage | None = None
+        self.cost: float | None = None
+        self.usage: Usage | None = None
+
+    def update(self, cost: float | None, usage: Usage | None) -> None:
+        if _dropped(self.cost, cost) or _dropped(_total(self.usage), _total(usage)):
+            self.closed_cost = _add(self.closed_cost, self.cost)
+            self.closed_usage = _sum_usage(self.closed_usage, self.usage)
+            self.cost, self.usage = None, None
+        self.cost = cost if cost is not None else self.cost
+        self.usage = usage if usage is not None else self.usage
+
+    def totals(self) -> tuple[float | None, Usage | None]:
+        return _add(self.closed_cost, self.cost), _sum_usage(self.closed_usage, self.usage)
+
+
+def _dropped(before: float | None, now: float | None) -> bool:
+    return before is not None and now is not None and now < before
+
+
+def _total(usage: Usage | None) -> int | None:
+    return usage.total if usage is not None else None
+
+
+def _sum_usage(first: Usage | None, second: Usage | None) -> Usage | None:
+    if first is None or second is None:
+        return first or second
+    total = Usage()
+    total.add(first)
+    total.add(second)
+    return total
+
+
 class StreamReader(ClaudeReader):
     HANDLERS = {**ClaudeReader.HANDLERS, "result": "_result", "rate_limit_event": "_rate_limit"}
+
+    def __init__(self, session: Session, agent_id: str | None = None):
+        super().__init__(session, agent_id)
+        self.running = RunningTotals()
 
     def _system(self, record: dict) -> None:
         subtype = str(record.get("subtype") or "system")
@@ -77,27 +121,31 @@ class StreamReader(ClaudeReader):
         event.duration_ms = (
             record.get("duration_ms") if isinstance(record.get("duration_ms"), int) else None
         )
-        session.cost_usd = _add(session.cost_usd, record.get("total_cost_usd"))
         session.duration_ms = _add(session.duration_ms, record.get("duration_ms"))
         session.num_turns = _add(session.num_turns, record.get("num_turns"))
-        model_usage = record.get("modelUsage")
-        if isinstance(model_usage, dict):
-            for model, figures in model_usage.items():
-                self.builder.note_model(model)
-                self._add_reported(figures)
+        self.running.update(_add(None, record.get("total_cost_usd")), self._model_usage(record))
+        session.cost_usd, session.reported_usage = self.running.totals()
 
-    def _add_reported(self, figures) -> None:
-        if not isinstance(figures, dict):
-            return
-        usage = Usage(
-            input=as_int(figures.get("inputTokens")),
-            output=as_int(figures.get("outputTokens")),
-            cache_read=as_int(figures.get("cacheReadInputTokens")),
-            cache_write=as_int(figures.get("cacheCreationInputTokens")),
-        )
-        if self.session.reported_usage is None:
-            self.session.reported_usage = Usage()
-        self.session.reported_usage.add(usage)
+    def _model_usage(self, record: dict) -> Usage | None:
+        model_usage = record.get("modelUsage")
+        if not isinstance(model_usage, dict):
+            return None
+        usage = Usage()
+        for model, figures in model_usage.items():
+            self.builder.note_model(model)
+            usage.add(_model_figures(figures))
+        return usage
+
+
+def _model_figures(figures) -> Usage:
+    if not isinstance(figures, dict):
+        return Usage()
+    return Usage(
+        input=as_int(figures.get("inputTokens")),
+        output=as_int(figures.get("outputTokens")),
+        cache_read=as_int(figures.get("cacheReadInputTokens")),
+        cache_write=as_int(figures.get("cacheCreationInputTokens")),
+    )
 
 
 def _add(total, value):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from transcripts.model import Event, Kind, Session
@@ -11,7 +10,9 @@ from transcripts.parsers.claude_jsonl import ClaudeReader, new_session
 from transcripts.parsers.common import (
     TranscriptError,
     as_id,
+    as_text,
     attach_subagents,
+    decode_json,
     feed_lines,
 )
 
@@ -49,7 +50,11 @@ class ClaudeRun:
         return key
 
     def _progress(self, record: dict) -> None:
+        """``agent_progress`` mirrors a subagent's records; ``hook_progress`` is a hook run.
+        Other progress (running commands' partial output) is transient and only counted."""
         data = record.get("data")
+        if isinstance(data, dict) and data.get("type") == "hook_progress":
+            self._hook(record, data)
         if not isinstance(data, dict) or data.get("type") != "agent_progress":
             return
         agent_id, message = as_id(data.get("agentId")), data.get("message")
@@ -60,6 +65,13 @@ class ClaudeRun:
         if isinstance(message, dict):
             self.pool.setdefault(agent_id, []).append(message)
 
+    def _hook(self, record: dict, data: dict) -> None:
+        parts = [data.get("hookEvent"), data.get("hookName"), data.get("command")]
+        text = " · ".join(as_text(part) for part in parts if part)
+        hook = Event(kind=Kind.SYSTEM, id="", timestamp=record.get("timestamp"), subtype="hook")
+        hook.text = text or "hook"
+        self.main.builder.add(hook)
+
     def read_agent(self, path: Path) -> None:
         agent_id = path.name.removeprefix("agent-").removesuffix(".jsonl")
         reader = self.agents.setdefault(agent_id, ClaudeReader(new_session(), agent_id))
@@ -68,7 +80,7 @@ class ClaudeRun:
     def read_meta(self, path: Path) -> None:
         agent_id = path.name.removeprefix("agent-").removesuffix(".meta.json")
         try:
-            meta = json.loads(path.read_bytes())
+            meta = decode_json(path.read_bytes())
         except (OSError, ValueError):
             return
         if isinstance(meta, dict):

@@ -102,8 +102,9 @@ class RolloutReader:
             self._meta(payload, record.get("timestamp"))
             return
         if kind == "turn_context" and isinstance(payload, dict):
-            self.replaying = False
-            self._turn_context(payload)
+            self.replaying = self.replaying and _parent_turn(payload, self.session.id)
+            if not self.replaying:
+                self._turn_context(payload)
             return
         if self.replaying:
             return
@@ -282,6 +283,22 @@ _ITEMS = {
     "local_shell_call": RolloutReader._local_shell,
     "web_search_call": RolloutReader._web_search,
 }
+
+
+def _parent_turn(context: dict, thread_id: str) -> bool:
+    """A replayed turn of the parent: its UUIDv7 turn id was minted before this thread's id."""
+    turn_ms, thread_ms = _uuid7_ms(context.get("turn_id")), _uuid7_ms(thread_id)
+    return turn_ms is not None and thread_ms is not None and turn_ms < thread_ms
+
+
+def _uuid7_ms(value: Any) -> int | None:
+    """The creation time (ms) a version 7 UUID carries in its first 48 bits."""
+    if not isinstance(value, str) or len(value) != 36 or value[14] != "7":
+        return None
+    try:
+        return int(value[:8] + value[9:13], 16)
+    except ValueError:
+        return None
 
 
 def _thread_spawn(source: Any) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from transcripts.model import Event, Kind, Session, Usage
 try:  # optional: decodes JSON about 2.5x faster than the standard library (measured on 50 MB)
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - depends on the environment
-    _fast_loads = json.loads
+
+    def _fast_loads(raw: bytes | str) -> Any:
+        raise ValueError("orjson is not installed")  # the standard library decodes instead
 
 
 class TranscriptError(ValueError):
@@ -28,13 +31,53 @@ class Line:
     number: int
     record: Any  # the decoded JSON value, or None when the line is not JSON
     text: str | None = None  # the undecodable line, kept for a raw event
+    problem: str = "malformed JSON"
 
 
-def _decode(raw: bytes) -> Any:
+# Redaction, storage and rendering walk decoded values recursively; deeper values are kept as
+# text so that no later step can exceed Python's recursion limit. Real records nest about 10 deep.
+MAX_JSON_DEPTH = 100
+
+
+class NestedTooDeeply(ValueError):
+    """Valid JSON nested deeper than ``MAX_JSON_DEPTH``."""
+
+
+def decode_json(raw: bytes | str) -> Any:
+    """A JSON value nested at most ``MAX_JSON_DEPTH`` deep, with NaN and infinities kept as their
+    names (the page's ``JSON.parse`` refuses them); ValueError for anything else."""
     try:
-        return _fast_loads(raw)
-    except ValueError:
-        return json.loads(raw)  # orjson refuses NaN and integers beyond 64 bits
+        value = _fast_loads(raw)
+    except ValueError:  # orjson refuses NaN, integers beyond 64 bits and very deep nesting
+        try:
+            value = json.loads(raw, parse_constant=str, parse_float=_finite_or_text)
+        except RecursionError as error:
+            raise NestedTooDeeply("JSON nested too deeply") from error
+    if _may_nest_deeper(raw) and _nests_deeper(value, MAX_JSON_DEPTH):
+        raise NestedTooDeeply("JSON nested too deeply")
+    return value
+
+
+def _finite_or_text(text: str) -> float | str:
+    number = float(text)
+    return number if math.isfinite(number) else text
+
+
+def _may_nest_deeper(raw: bytes | str) -> bool:
+    """A cheap test (two scans in C) that rules out deep nesting for almost every record."""
+    opening = (b"[", b"{") if isinstance(raw, bytes) else ("[", "{")
+    return raw.count(opening[0]) + raw.count(opening[1]) > MAX_JSON_DEPTH
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def read_lines(path: Path) -> Iterator[Line]:
@@ -44,16 +87,18 @@ def read_lines(path: Path) -> Iterator[Line]:
             if not raw.strip():
                 continue
             try:
-                yield Line(number, _decode(raw))
-            except ValueError:
-                yield Line(number, None, raw.decode("utf-8", "replace").rstrip("\r\n"))
+                yield Line(number, decode_json(raw))
+            except ValueError as error:
+                text = raw.decode("utf-8", "replace").rstrip("\r\n")
+                problem = str(error) if isinstance(error, NestedTooDeeply) else "malformed JSON"
+                yield Line(number, None, text, problem)
 
 
 def bad_line_event(line: Line, name: str) -> tuple[Event, str]:
     """A raw event for a line that is not a JSON object, and the warning that goes with it."""
     if line.record is None:
-        warning = f"{name}:{line.number}: malformed JSON kept as raw text"
-        return Event(kind=Kind.RAW, id="", text=line.text or "", raw=line.text), warning
+        warning = f"{name}:{line.number}: {line.problem} kept as raw text"
+        return Event(kind=Kind.RAW, id="", text=line.text or ""), warning
     warning = f"{name}:{line.number}: a JSON value that is not an object, kept as raw"
     return Event(kind=Kind.RAW, id="", raw=line.record), warning
 
@@ -98,10 +143,14 @@ def json_or_text(value: Any) -> Any:
     """Tool arguments written as a JSON string, decoded when they are JSON."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
+            return decode_json(value)
         except ValueError:
             return value
     return value
+
+
+# What a record of an unexpected shape raises in a parser (an overflow: an absurd number).
+_DRIFT_ERRORS = (TypeError, AttributeError, ValueError, KeyError, IndexError, ArithmeticError)
 
 
 class SessionBuilder:
@@ -151,7 +200,7 @@ class SessionBuilder:
         is kept verbatim with a warning instead of failing the whole transcript."""
         try:
             feed(record)
-        except (TypeError, AttributeError, ValueError, KeyError, IndexError) as error:
+        except _DRIFT_ERRORS as error:
             self.add(raw_event(record, None))
             self.warn(f"{where}: record not understood ({type(error).__name__}), kept as raw")
 
@@ -192,46 +241,65 @@ def number_events(session: Session, prefix: str = "") -> None:
             number_events(child, f"{event.id}-{child_index}-")
 
 
+# Storing and rendering a session recurse once per level of subagents; deeper agents are hung at
+# the top level instead (with a warning), so nothing is lost and no recursion limit is reached.
+MAX_SUBAGENT_DEPTH = 32
+
+
 def attach_subagents(main: Session, agents: dict[str, Session], links: dict[str, str], describe):
     """Hang each agent session under the tool call that spawned it (``links``: call id -> agent).
 
     Breadth first from the main session, so a cycle in the links cannot form a cycle in the tree;
-    agents no call spawned are kept under a system event, with a warning.
+    agents no call spawned, or spawned deeper than ``MAX_SUBAGENT_DEPTH``, are kept under a system
+    event of the main session, with a warning.
     ``describe(agent_session, agent_key, call_or_None)`` fills in the agent's own fields.
     """
     placed: set[str] = set()
-    _place_below(main, agents, links, describe, placed)
+    too_deep = _place_below(main, 0, agents, links, describe, placed)
     while orphans := [key for key in agents if key not in placed]:
         spawned = _spawned_within(agents, links, orphans)
         for key in [k for k in orphans if k not in spawned] or orphans[:1]:
-            main.warnings.append(f"subagent {key}: no spawning tool call found")
+            main.warnings.append(f"subagent {key}: {_why_orphaned(key in too_deep)}")
             holder = Event(kind=Kind.SYSTEM, id="", subtype="subagent", text=f"subagent {key}")
             main.events.append(holder)
             describe(agents[key], key, None)
             holder.children.append(agents[key])
             placed.add(key)
-            _place_below(agents[key], agents, links, describe, placed)
+            too_deep |= _place_below(agents[key], 1, agents, links, describe, placed)
 
 
-def _place_below(root: Session, agents, links, describe, placed: set[str]) -> None:
-    queue = deque([root])
+def _why_orphaned(too_deep: bool) -> str:
+    if too_deep:
+        return f"spawned more than {MAX_SUBAGENT_DEPTH} levels deep, shown at the top level"
+    return "no spawning tool call found"
+
+
+def _place_below(root: Session, depth: int, agents, links, describe, placed: set[str]) -> set:
+    """Place the agents spawned below ``root``; return those left out for being too deep."""
+    too_deep = set()
+    queue = deque([(root, depth)])
     while queue:
-        session = queue.popleft()
+        session, level = queue.popleft()
         for event in session.events:
             key = links.get(event.call_id) if event.kind == Kind.TOOL_CALL else None
-            if key in agents and key not in placed:
-                placed.add(key)
-                describe(agents[key], key, event)
-                event.children.append(agents[key])
-                queue.append(agents[key])
+            if key not in agents or key in placed:
+                continue
+            if level >= MAX_SUBAGENT_DEPTH:
+                too_deep.add(key)
+                continue
+            placed.add(key)
+            describe(agents[key], key, event)
+            event.children.append(agents[key])
+            queue.append((agents[key], level + 1))
+    return too_deep
 
 
 def _spawned_within(agents: dict[str, Session], links, keys: list[str]) -> set[str]:
-    spawned = set()
+    spawned, wanted = set(), set(keys)
     for key in keys:
         for event in agents[key].events:
             target = links.get(event.call_id) if event.call_id else None
-            if target in keys and target != key:
+            if target in wanted and target != key:
                 spawned.add(target)
     return spawned
 
@@ -262,5 +330,8 @@ def iso_from_ms(value: Any) -> str | None:
     """An ISO 8601 UTC time from epoch milliseconds, as opencode and Cursor write them."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value if isinstance(value, str) else None
-    moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+    try:
+        moment = datetime.fromtimestamp(value / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):  # out of range, infinite or NaN
+        return None
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

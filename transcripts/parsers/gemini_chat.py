@@ -7,7 +7,6 @@ become events, and its ``tokens`` sit on the first of them.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from transcripts.parsers.common import (
     SessionBuilder,
     TranscriptError,
     as_text,
+    decode_json,
     raw_event,
 )
 from transcripts.parsers.gemini import (
@@ -109,7 +109,7 @@ def _note_usage(builder: SessionBuilder, message: dict, events: list[Event]) -> 
 
 def parse_document(paths: list[Path]) -> Session:
     try:
-        document = json.loads(paths[0].read_bytes())
+        document = decode_json(paths[0].read_bytes())
     except ValueError as error:
         raise TranscriptError(f"{paths[0].name}: not valid JSON ({error})") from error
     session = Session(id=paths[0].stem, harness=HARNESS, format=DOCUMENT_FORMAT)

@@ -1,7 +1,7 @@
 """Spins forever on the first call."""
 
-import torch.nn as nn
 import torch
+import torch.nn as nn
 
 
 class ModelNew(nn.Module):

@@ -1,4 +1,4 @@
-"""Allocates host memory in 256 MiB steps, bounded at 6 GiB so a missing limit cannot sink the machine."""
+"""Hoards host memory in 256 MiB steps, bounded at 6 GiB so a missing limit stays survivable."""
 
 import torch
 import torch.nn as nn

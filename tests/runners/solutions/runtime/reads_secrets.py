@@ -20,8 +20,10 @@ def found_secret() -> bool:
         except OSError:
             pass
     repo = Path(sys.executable).parents[2]
-    for hidden in (repo / "tests/runners/problems/tiny_tanh/hidden.yaml",
-                   repo / "runners/problems/softmax/hidden.yaml"):
+    for hidden in (
+        repo / "tests/runners/problems/tiny_tanh/hidden.yaml",
+        repo / "runners/problems/softmax/hidden.yaml",
+    ):
         try:
             hidden.read_text()
             return True

@@ -1,0 +1,112 @@
+"""The deck on CPU (smoke shapes, Triton interpreter) and the CLI's contract."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from engine_support import HERE, TINY, run_bounded
+
+from runners.evaluate import evaluate
+from runners.problem import list_problems
+from runners.schema import GATE_NAMES, EvaluationResult, Verdict
+
+ROOT = HERE.parents[1]
+
+
+def triton_honest_problems() -> list[str]:
+    slugs = []
+    for problem in list_problems():
+        honest = HERE / "solutions" / problem.slug / "honest.py"
+        if problem.cpu_capable and honest.is_file() and "import triton" in honest.read_text():
+            slugs.append(problem.slug)
+    return slugs
+
+
+@pytest.mark.parametrize("slug", triton_honest_problems())
+def test_honest_triton_solution_passes_each_cpu_capable_problem(slug):
+    result = run_bounded(evaluate, slug, HERE / "solutions" / slug / "honest.py", device="cpu")
+    assert result.verdict == Verdict.OK, result.reason
+    assert [g.name for g in result.gates] == list(GATE_NAMES)
+    assert result.correct_visible and result.correct_hidden
+    assert result.score is None and result.timings_comparable is False
+    assert {s.set for s in result.shapes} == {"smoke", "hidden"}
+    assert all(s.time for s in result.shapes if s.set == "smoke")
+    assert result.isolation["env"] == "allow-list"
+
+
+def test_missing_solution_file_is_its_own_verdict(tmp_path: Path):
+    result = evaluate(TINY, tmp_path / "solution.py", device="cpu")
+    assert result.verdict == Verdict.MISSING_SOLUTION
+    assert result.score == 0.0
+    assert {g.status for g in result.gates} == {"skip"}
+
+
+def test_syntax_error_stops_at_the_static_gate(tmp_path: Path):
+    solution = tmp_path / "solution.py"
+    solution.write_text("class ModelNew(:\n")
+    result = evaluate(TINY, solution, device="cpu")
+    assert result.verdict == Verdict.SYNTAX_ERROR
+    assert result.gates[0].details["hits"][0]["rule"] == "syntax"
+    assert result.gate("build").status == "skip"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "runners", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_writes_a_result_and_exits_zero_for_a_failing_candidate(tmp_path: Path):
+    out = tmp_path / "result.json"
+    solution = HERE / "solutions" / "runtime" / "reference_resubmitted.py"
+    done = run_cli(
+        "evaluate",
+        "--problem",
+        str(TINY),
+        "--solution",
+        str(solution),
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    result = EvaluationResult.from_dict(json.loads(out.read_text()))
+    assert result.verdict == Verdict.FORBIDDEN
+    assert "forbidden" in done.stdout
+
+
+def test_cli_rejects_an_unknown_problem_with_status_two(tmp_path: Path):
+    done = run_cli(
+        "evaluate",
+        "--problem",
+        "no_such_problem",
+        "--solution",
+        "x.py",
+        "--device",
+        "cpu",
+        "--json",
+        str(tmp_path / "r.json"),
+    )
+    assert done.returncode == 2
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_cli_reads_cached_baselines_from_an_earlier_result(tmp_path: Path):
+    from runners.cli import read_baselines
+
+    earlier = {
+        "shapes": [
+            {"baseline_key": "k", "baseline_eager": {"median_us": 1.0}, "baseline_compile": None}
+        ]
+    }
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps(earlier))
+    assert read_baselines(path) == {"k": {"eager": {"median_us": 1.0}, "compile": None}}
