@@ -1,7 +1,7 @@
 """GPU measurements of the evaluation engine, for docs/benchmarks.md ("Engine (H100)").
 
     python bench/engine_gpu.py grade --out DIR     # each honest solution; softmax twice (warm)
-    python bench/engine_gpu.py repro --problem softmax --runs 5 --out DIR
+    python bench/engine_gpu.py repro --problem softmax --runs 5 --out DIR   # 5 fresh grades
     python bench/engine_gpu.py accuracy --problem softmax --grade DIR/softmax.json --out DIR
 
 Every grade runs `python -m runners evaluate` in a fresh process, as a worker would.
@@ -97,21 +97,25 @@ def command_grade(args: argparse.Namespace) -> dict:
 def command_repro(args: argparse.Namespace) -> dict:
     solution = SOLUTIONS / args.problem / "honest.py"
     baseline = args.out / f"{args.problem}_repro_base.json"
-    base = _digest(grade(args.problem, solution, baseline))
-    medians: dict[str, list[float]] = {}
-    walls, costs = [], []
-    for run in range(args.runs):
+    report = {"problem": args.problem, "runs": [_digest(grade(args.problem, solution, baseline))]}
+    for run in range(1, args.runs):
         record = grade(args.problem, solution, args.out / f"repro_{run}.json", baselines=baseline)
-        walls.append(record["wall_s"])
-        costs.append(record["result"].get("cost"))
-        for shape in record["result"].get("shapes", []):
-            key = f"{shape['set']}{shape['index']}"
-            medians.setdefault(key, []).append(shape["time"]["median_us"])
-    rows = {
+        report["runs"].append(_digest(record))
+        report["shapes"] = _spread(report["runs"])
+        # written after every grade so a run cut short still leaves its figures
+        (args.out / "engine_repro.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def _spread(runs: list[dict]) -> dict:
+    medians: dict[str, list[float]] = {}
+    for run in runs:
+        for shape in run["shapes"]:
+            medians.setdefault(f"{shape['set']}{shape['index']}", []).append(shape["median_us"])
+    return {
         key: {"median_us": statistics.median(v), "cv_pct": _cv(v), "runs": v}
         for key, v in medians.items()
     }
-    return {"problem": args.problem, "base": base, "walls_s": walls, "costs": costs, "shapes": rows}
 
 
 def _cv(values: list[float]) -> float:

@@ -9,7 +9,7 @@ from typing import Any
 
 from runners import ENGINE_VERSION, sandbox
 from runners.gates import GateFailure, Grading
-from runners.problem import Problem, load_problem
+from runners.problem import Problem, ProblemError, load_problem
 from runners.schema import GATE_NAMES, EvaluationResult, GateResult, Verdict
 from runners.static_check import check_source
 
@@ -31,6 +31,8 @@ def evaluate(
     checks, which must hold on their own.
     """
     problem = load_problem(problem_ref)
+    if device == "cpu" and not problem.cpu_capable:
+        raise ProblemError(f"{problem.slug} has no smoke shapes: it grades on CUDA only")
     result = EvaluationResult(
         problem=problem.slug,
         problem_version=problem.version,

@@ -121,7 +121,7 @@ def measure(
             samples.event_ms.append(event)
             samples.host_ms.append(host)
             samples.span_ms.append(span)
-            samples.kept = [*samples.kept[-(keep - 1) :], (base, out)]
+            samples.kept = [*samples.kept, (base, out)][-keep:]
             if _converged(samples.event_ms, settings, _perf_counter() - started):
                 break
     return samples

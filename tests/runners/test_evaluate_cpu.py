@@ -110,3 +110,15 @@ def test_cli_reads_cached_baselines_from_an_earlier_result(tmp_path: Path):
     path = tmp_path / "earlier.json"
     path.write_text(json.dumps(earlier))
     assert read_baselines(path) == {"k": {"eager": {"median_us": 1.0}, "compile": None}}
+
+
+def test_cpu_grading_refuses_a_problem_without_smoke_shapes(tmp_path: Path):
+    import shutil
+
+    from runners.problem import ProblemError
+
+    folder = Path(shutil.copytree(TINY, tmp_path / "tiny_tanh"))
+    spec = (folder / "problem.yaml").read_text()
+    (folder / "problem.yaml").write_text(spec.replace("  smoke:\n    - {rows: 4, cols: 8}\n", ""))
+    with pytest.raises(ProblemError, match="CUDA only"):
+        evaluate(folder, HERE / "solutions" / "runtime" / "honest.py", device="cpu")

@@ -284,6 +284,16 @@ def test_more_files_than_a_request_may_carry_are_refused(api, registry, media_ro
     assert "More than 2 files" in refuse(api, data, media_root)
 
 
+def test_an_oversize_json_body_is_refused_too(api, registry, media_root, settings):
+    # DRF applies DATA_UPLOAD_MAX_MEMORY_SIZE to JSON bodies only from 3.17.2 on
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    body = {key: entry.slug for key, entry in registry.items()} | {"metadata": "x" * 2000}
+    response = api.post(URL, body, format="json")
+    assert response.status_code == 413
+    assert "form fields exceed" in response.json()["detail"]
+    assert_nothing_stored(media_root)
+
+
 def test_oversize_form_fields_are_refused(api, registry, media_root, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     data = form(registry, metadata='{"x": "' + "y" * 2000 + '"}', **loose_files())

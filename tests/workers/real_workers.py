@@ -19,7 +19,7 @@ from django.db import connection
 from arena_web.celery import app
 from tests.workers.conftest import FAKE_ENGINE
 
-LEASE_S = 3
+LEASE_S = 4
 MAX_ATTEMPTS = 2
 
 
