@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import os
 import resource
 import shlex
@@ -75,9 +76,12 @@ def _runs(argv: list[str]) -> bool:
     return done.returncode == 0
 
 
+_runs_started = itertools.count()
+
+
 def sandbox_uid() -> int:
     """A uid no other run uses now, so RLIMIT_NPROC counts only this candidate's processes."""
-    return _UID_BASE + os.getpid() % 100_000
+    return _UID_BASE + (os.getpid() * 64 + next(_runs_started) % 64) % 6_400_000
 
 
 def minimal_path() -> str:
