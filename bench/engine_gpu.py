@@ -3,6 +3,8 @@
     python bench/engine_gpu.py grade --out DIR     # each honest solution; softmax twice (warm)
     python bench/engine_gpu.py repro --problem softmax --runs 5 --out DIR   # 5 fresh grades
     python bench/engine_gpu.py accuracy --problem softmax --grade DIR/softmax.json --out DIR
+    python bench/engine_gpu.py accuracy --problem softmax --variants --out DIR   # attribution
+    python bench/engine_gpu.py idle --problem softmax --hidden 0 --out DIR   # old vs new loop
 
 Every grade runs `python -m runners evaluate` in a fresh process, as a worker would.
 """
@@ -129,7 +131,10 @@ def command_accuracy(args: argparse.Namespace) -> dict:
     from runners.problem import load_problem
 
     problem = load_problem(args.problem)
-    graded = {f"{s['set']}{s['index']}": s for s in json.loads(args.grade.read_text())["shapes"]}
+    graded = {}
+    if args.grade:
+        shapes_ = json.loads(args.grade.read_text())["shapes"]
+        graded = {f"{s['set']}{s['index']}": s for s in shapes_}
     reference = _import(problem.path / "reference.py", "reference")
     solution = _import(SOLUTIONS / args.problem / "honest.py", "solution")
     rows = {}
@@ -143,18 +148,164 @@ def command_accuracy(args: argparse.Namespace) -> dict:
         model = solution.ModelNew(*reference.get_init_inputs())
         model.load_state_dict(ref_model.state_dict())
         model = model.cuda().eval()
-        args_ = [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]
+        bases = []
+        for seed in range(3):  # the engine times the 3 correctness inputs in rotation
+            torch.manual_seed(seed)
+            bases.append(
+                [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]
+            )
+        args_ = bases[0]
+        key = f"{set_name}{index}"
         with torch.no_grad():
             ms = triton.testing.do_bench(
                 lambda m=model, a=args_: m(*a), warmup=100, rep=500, return_mode="median"
             )
-        ours = graded[f"{set_name}{index}"]["time"]["median_us"]
-        rows[f"{set_name}{index}"] = {
-            "do_bench_us": ms * 1e3,
-            "engine_us": ours,
-            "diff_pct": 100 * (ours - ms * 1e3) / (ms * 1e3),
-        }
+            row = {"do_bench_us": ms * 1e3}
+            if args.variants:
+                row |= _variants(model, bases)
+        if key in graded:
+            ours = graded[key]["time"]["median_us"]
+            row |= {"engine_us": ours, "diff_pct": 100 * (ours - ms * 1e3) / (ms * 1e3)}
+        rows[key] = row
+        print(key, {k: v if v is None else round(v, 2) for k, v in row.items()}, flush=True)
     return {"problem": args.problem, "shapes": rows}
+
+
+def _variants(model, bases) -> dict:
+    """The same callable timed several ways, to attribute a difference from do_bench.
+
+    burst_*: do_bench's own loop (flush, start, call, end; one synchronize at the end, so the
+    GPU never idles). sync_*: the same with a synchronize after every call (the GPU idles while
+    the host prepares the next one, as in the engine). *_zero_i32: do_bench's flush buffer
+    (256e6 bytes of int32) instead of the engine's 256 MiB of uint8. engine_*: runners.timing
+    itself, with one input reused or the 3 inputs rotated (fresh clones each call).
+    """
+    import torch
+
+    from runners import timing
+
+    flush_u8 = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+    flush_i32 = torch.empty(int(256e6 // 4), dtype=torch.int, device="cuda")
+    args = bases[0]
+
+    def loop(flush, n: int, sync_each: bool) -> float:
+        events = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(n)
+        ]
+        for _ in range(20):
+            flush.zero_()
+            model(*args)
+        torch.cuda.synchronize()
+        for start, end in events:
+            flush.zero_()
+            start.record()
+            model(*args)
+            end.record()
+            if sync_each:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) for s, e in events) * 1e3
+
+    def engine(bases_) -> float:
+        settings = timing.Settings(flush_bytes=256 * 2**20)
+        samples = timing.measure(lambda a: model(*a), bases_, device="cuda", settings=settings)
+        return statistics.median(samples.event_ms) * 1e3
+
+    out = {
+        "burst_zero_i32_us": loop(flush_i32, 300, sync_each=False),
+        "burst_zero_u8_us": loop(flush_u8, 300, sync_each=False),
+        "sync_zero_i32_us": loop(flush_i32, 300, sync_each=True),
+        "sync_zero_u8_us": loop(flush_u8, 300, sync_each=True),
+        "engine_one_input_us": engine([args]),
+        "engine_rotated_us": engine(bases),
+        "sm_clock_mhz": _sm_clock(),
+    }
+    del flush_u8, flush_i32
+    return out
+
+
+def _sm_clock() -> float | None:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+    except Exception:  # a diagnostic only
+        return None
+
+
+def command_idle(args: argparse.Namespace) -> dict:
+    """The hidden0 outlier: the old loop (statistics.stdev over all samples after each one)
+    against runners.timing, with and without a hold kernel, on one launch-bound shape; SM clocks
+    read along the way, host-side times per sample kept as medians."""
+    import torch
+
+    from runners import timing
+    from runners.problem import load_problem
+
+    problem = load_problem(args.problem)
+    reference = _import(problem.path / "reference.py", "reference")
+    solution = _import(SOLUTIONS / args.problem / "honest.py", "solution")
+    params = problem.hidden[args.hidden]
+    for name, value in params.items():
+        setattr(reference, name, value)
+    model = solution.ModelNew(*reference.get_init_inputs()).cuda().eval()
+    bases = [[a.cuda() for a in reference.get_inputs()] for _ in range(3)]
+    report = {"params": params}
+    with torch.no_grad():
+        for name in ("old", "new", "hold") * args.rounds:
+            settings = timing.Settings(
+                flush_bytes=256 * 2**20, hold_cycles=args.hold_cycles if name == "hold" else 0
+            )
+            time.sleep(1.0)  # an idle gap, as between shapes
+            clocks = [_sm_clock()]
+            if name == "old":
+                event, host = _old_loop(model, bases, settings, clocks)
+            else:
+                samples = timing.measure(
+                    lambda a: model(*a), bases, device="cuda", settings=settings
+                )
+                event, host = samples.event_ms, samples.host_ms
+            clocks.append(_sm_clock())
+            row = {"n": len(event), "sm_clock_mhz": clocks}
+            for label, values in (("event", event), ("host", host)):
+                us = [v * 1e3 for v in values]
+                tenth = max(len(us) // 10, 1)
+                row |= {
+                    f"{label}_median_us": statistics.median(us),
+                    f"{label}_first_tenth_median_us": statistics.median(us[:tenth]),
+                    f"{label}_last_tenth_median_us": statistics.median(us[-tenth:]),
+                }
+            report.setdefault(name, []).append(row)
+            print(name, row, flush=True)
+    return report
+
+
+def _old_loop(model, bases, settings, clocks) -> tuple[list[float], list[float]]:
+    """runners.timing.measure as it was before the fix (10 warm-ups, stdev every sample)."""
+    from runners import timing
+
+    ring = timing._Ring(bases)
+    clock = timing._CudaClock(settings.flush_bytes)
+    for i in range(settings.warmup):
+        clock.time(lambda a: model(*a), ring.next(i)[1])
+    event: list[float] = []
+    host: list[float] = []
+    started = time.perf_counter()
+    for i in range(settings.max_samples):
+        sample = clock.time(lambda a: model(*a), ring.next(i)[1])
+        event.append(sample[0])
+        host.append(sample[1])
+        if i % 500 == 499:
+            clocks.append(_sm_clock())
+        if len(event) >= settings.min_samples and (
+            time.perf_counter() - started > settings.cap_s
+            or timing.relative_standard_error(event) < settings.rse_target
+        ):
+            break
+    return event, host
 
 
 def _import(path: Path, name: str):
@@ -177,9 +328,16 @@ def main() -> None:
     repro.set_defaults(handler=command_repro)
     accuracy = commands.add_parser("accuracy")
     accuracy.add_argument("--problem", default="softmax")
-    accuracy.add_argument("--grade", type=Path, required=True)
+    accuracy.add_argument("--grade", type=Path, help="a grade's JSON, to compare its medians")
+    accuracy.add_argument("--variants", action="store_true", help="time each shape 6 more ways")
     accuracy.set_defaults(handler=command_accuracy)
-    for sub in (grade_cmd, repro, accuracy):
+    idle = commands.add_parser("idle", help="old vs new timing loop on one small hidden shape")
+    idle.add_argument("--problem", default="softmax")
+    idle.add_argument("--hidden", type=int, default=0)
+    idle.add_argument("--rounds", type=int, default=2)
+    idle.add_argument("--hold-cycles", type=int, default=400_000, help="about 200 µs at 1980 MHz")
+    idle.set_defaults(handler=command_idle)
+    for sub in (grade_cmd, repro, accuracy, idle):
         sub.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ _Event = torch.cuda.Event
 _record = torch.cuda.Event.record
 _elapsed = torch.cuda.Event.elapsed_time
 _no_grad = torch.no_grad
+_sleep = torch.cuda._sleep
 
 # Tensors cross between the engine's processes through files in memory; a zip CRC over
 # gigabytes costs seconds and guards against nothing on one machine.
@@ -45,11 +46,18 @@ def timers_intact() -> list[str]:
 @dataclass
 class Settings:
     warmup: int = 10
+    # On CUDA the warm-up also lasts at least this long, so the clocks have ramped up from an
+    # idle gap (loading the shape's inputs, say) before the first recorded sample.
+    warmup_s: float = 0.1
     min_samples: int = 50
     max_samples: int = 5000
     cap_s: float = 2.0
     rse_target: float = 0.003  # stricter than the 0.5% the protocol asks: samples are cheap
     flush_bytes: int = 0
+    # Off by default (not yet measured on a GPU): a spin kernel of this many GPU cycles between
+    # the flush and the start event, so a host that lags behind the flush still has its call
+    # queued before the window opens.
+    hold_cycles: int = 0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
@@ -106,14 +114,26 @@ def measure(
     device: str,
     settings: Settings,
 ) -> Samples:
-    """Time `call` until the mean's relative standard error reaches the target or the cap."""
+    """Time `call` until the mean's relative standard error reaches the target or the cap.
+
+    The host work between samples is O(1) (a running mean and variance, not a recomputed
+    `statistics.stdev`, which costs milliseconds over thousands of samples): a long idle gap
+    between two short calls lets the GPU lower its clocks mid-measurement.
+    """
     ring = _Ring(bases)
-    clock = _CudaClock(settings.flush_bytes) if device == "cuda" else _HostClock()
+    clock = (
+        _CudaClock(settings.flush_bytes, settings.hold_cycles) if device == "cuda" else _HostClock()
+    )
     samples = Samples()
+    running = _Running()
     keep = min(2, len(bases))  # consecutive calls use different bases and ring slots
+    warmup_s = settings.warmup_s if device == "cuda" else 0.0
     with _no_grad():
-        for i in range(settings.warmup):
+        started = _perf_counter()
+        i = 0
+        while i < settings.warmup or _perf_counter() - started < warmup_s:
             clock.time(call, ring.next(i)[1])
+            i += 1
         started = _perf_counter()
         for i in range(settings.max_samples):
             base, args = ring.next(i)
@@ -122,15 +142,34 @@ def measure(
             samples.host_ms.append(host)
             samples.span_ms.append(span)
             samples.kept = [*samples.kept, (base, out)][-keep:]
-            if _converged(samples.event_ms, settings, _perf_counter() - started):
+            running.add(event)
+            if _converged(running, settings, _perf_counter() - started):
                 break
     return samples
 
 
-def _converged(values: list[float], settings: Settings, elapsed_s: float) -> bool:
-    if len(values) < settings.min_samples:
+class _Running:
+    """Welford's running mean and variance."""
+
+    def __init__(self):
+        self.n, self.mean, self.m2 = 0, 0.0, 0.0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        delta = value - self.mean
+        self.mean += delta / self.n
+        self.m2 += delta * (value - self.mean)
+
+    def rse(self) -> float:
+        if self.n < 2 or self.mean <= 0:
+            return math.inf
+        return math.sqrt(self.m2 / (self.n - 1)) / math.sqrt(self.n) / self.mean
+
+
+def _converged(running: _Running, settings: Settings, elapsed_s: float) -> bool:
+    if running.n < settings.min_samples:
         return False
-    return elapsed_s > settings.cap_s or relative_standard_error(values) < settings.rse_target
+    return elapsed_s > settings.cap_s or running.rse() < settings.rse_target
 
 
 class _CudaClock:
@@ -141,14 +180,17 @@ class _CudaClock:
     gap between the two.
     """
 
-    def __init__(self, flush_bytes: int):
+    def __init__(self, flush_bytes: int, hold_cycles: int = 0):
         self.flush = torch.empty(max(flush_bytes, 1), dtype=torch.uint8, device="cuda")
+        self.hold_cycles = hold_cycles
         self.start, self.end, self.after = (_Event(enable_timing=True) for _ in range(3))
 
     def time(self, call: Callable[[list[Any]], Any], args: list[Any]):
         # No synchronize between the flush and the start event: the host launches the call
         # while the device is still flushing, so launch latency stays outside the window.
         self.flush.zero_()
+        if self.hold_cycles:
+            _sleep(self.hold_cycles)
         host_start = _perf_counter()
         _record(self.start)
         out = call(args)

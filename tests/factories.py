@@ -89,7 +89,7 @@ def make_run(*, submitter=None, published: bool = True, **fields) -> Run:
 
 def make_result(*, hidden_params: dict | None = None, verdict: str = "ok") -> dict:
     """An EvaluationResult dict with one visible and one hidden shape and every gate passed."""
-    hidden_params = hidden_params or {"batch": 4099, "dim": 12289}
+    hidden_params = hidden_params or {"batch": 4099117, "dim": 12289333}
     shapes = [
         {"set": "visible", "index": 0, "params": {"batch": 8, "dim": 1024}, "correct": True},
         {"set": "hidden", "index": 0, "params": hidden_params, "correct": True},

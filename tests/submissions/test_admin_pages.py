@@ -102,11 +102,11 @@ def test_changelist_queries_do_not_grow_with_rows(admin_client, model):
 def test_the_evaluation_change_page_shows_held_out_parameters_to_staff(admin_client):
     evaluation = Evaluation.objects.first()
     page = admin_client.get(admin_url(Evaluation, "change", evaluation.pk)).content.decode()
-    assert "4099" in page
+    assert "4099117" in page
 
 
 def test_staff_see_the_full_reason_of_a_grader_failure(admin_client):
-    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099}): boom"
+    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099117}): boom"
     evaluation = make_evaluation(
         Run.objects.get(), result={}, status="error", verdict="infra_error", reason=stderr
     )

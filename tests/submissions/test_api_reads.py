@@ -47,13 +47,13 @@ def test_run_status_shows_the_latest_evaluation_without_hidden_parameters(regist
 
 def test_run_status_shows_no_engine_output_for_a_grader_failure(registry):
     run = make_run(published=True)
-    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099}): boom"
+    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099117}): boom"
     make_evaluation(run, result={}, status="error", verdict="infra_error", reason=stderr)
 
     response = APIClient().get(f"/api/v1/runs/{run.uuid}/")
 
     assert response.json()["latest_evaluation"]["reason"].startswith("The grader itself failed")
-    assert "4099" not in response.content.decode()
+    assert "4099117" not in response.content.decode()
 
 
 def test_run_status_has_a_constant_number_of_queries(registry, django_assert_max_num_queries):

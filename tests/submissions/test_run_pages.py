@@ -8,7 +8,7 @@ from tests.factories import make_evaluation, make_result, make_run, make_superus
 from tests.submissions.helpers import form, loose_files
 
 pytestmark = pytest.mark.django_db
-HIDDEN = {"batch": 4099, "dim": 12289}
+HIDDEN = {"batch": 4099117, "dim": 12289333}
 
 
 def test_the_home_page_shows_an_empty_state(client):
@@ -37,19 +37,19 @@ def test_a_published_run_page_shows_gates_and_redacts_held_out_shapes(client):
     assert response.status_code == 200
     assert "held-out case 1" in page
     assert "batch=8" in page  # visible shape parameters are public
-    assert "4099" not in page and "12289" not in page
+    assert "4099117" not in page and "12289333" not in page
     assert "correct_visible" in page
 
 
 def test_a_grader_failure_shows_no_engine_output_on_the_run_page(client):
     run = make_run(published=True)
-    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099}): boom"
+    stderr = "engine exited with status 1: held-out case 1 ({'batch': 4099117}): boom"
     make_evaluation(run, result={}, status="error", verdict="infra_error", reason=stderr)
 
     page = client.get(run.get_absolute_url()).content.decode()
 
     assert "The grader itself failed" in page
-    assert "4099" not in page
+    assert "4099117" not in page
 
 
 def test_a_run_page_escapes_uploaded_text(client):

@@ -110,24 +110,27 @@ def test_transcript_download_is_an_attachment(client):
 
 def test_transcript_never_shows_held_out_parameters(client):
     run = parsed_run()
-    make_evaluation(run)  # its hidden shape is batch=4099, dim=12289
+    make_evaluation(run)  # its hidden shape is batch=4099117, dim=12289333
     html = client.get(
         reverse("submissions:run-transcript", kwargs={"run_id": run.uuid})
     ).content.decode()
     assert "Evaluation" in html
-    assert "4099" not in html and "12289" not in html
+    assert "4099117" not in html and "12289333" not in html
 
 
 def test_the_result_given_to_the_transcript_page_carries_no_held_out_parameters():
-    result = make_result(hidden_params={"batch": 4099, "dim": 12289})
+    result = make_result(hidden_params={"batch": 4099117, "dim": 12289333})
     hidden = result["shapes"][1]
-    hidden |= {"baseline_key": "v1:batch=4099,dim=12289:h100:2.8", "worst_index": [4098, 12288]}
-    hidden["error"] = "output 0: shape (4099, 12289), expected (4099, 12290)"
+    hidden |= {
+        "baseline_key": "v1:batch=4099117,dim=12289333:h100:2.8",
+        "worst_index": [4099116, 12289332],
+    }
+    hidden["error"] = "output 0: shape (4099117, 12289333), expected (4099117, 12289334)"
     evaluation = make_evaluation(make_run(), result=result)
 
     public = json.dumps(public_result(evaluation))
 
-    assert "4099" not in public and "12289" not in public
+    assert "4099117" not in public and "12289333" not in public
     assert "1024" in public  # the visible shape keeps its parameters
 
 
