@@ -4,6 +4,8 @@ Hidden shapes are redacted here, in one place: public readers get "held-out case
 outcome and timings, never the parameters.
 """
 
+import statistics
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,8 +40,23 @@ def run_for_viewer(*, run_id, user) -> Run:
 
 
 def latest_evaluation(run: Run) -> Evaluation | None:
-    evaluations = list(run.evaluations.all())  # prefetched, newest first
-    return evaluations[0] if evaluations else None
+    """The run's headline result: its latest completed evaluation on the run's own hardware.
+
+    A grader failure (status error) heads the run only while no evaluation there has completed,
+    so a re-grade that hit an infrastructure fault never hides an earlier grade.
+    """
+    finished = [
+        evaluation
+        for evaluation in run.evaluations.all()  # prefetched
+        if evaluation.hardware_id == run.hardware_id
+        and evaluation.status in (Evaluation.Status.DONE, Evaluation.Status.ERROR)
+    ]
+    return max(finished, key=_headline_rank, default=None)
+
+
+def _headline_rank(evaluation: Evaluation) -> tuple:
+    done = evaluation.status == Evaluation.Status.DONE
+    return (done, evaluation.finished_at or evaluation.created_at, evaluation.pk)
 
 
 @dataclass
@@ -157,3 +174,46 @@ def evaluation_reports(run: Run) -> list[EvaluationReport]:
         )
         for evaluation in run.evaluations.all()
     ]
+
+
+@dataclass
+class TimingSpread:
+    hardware: str
+    label: str
+    n: int
+    median_us: float
+    min_us: float
+    max_us: float
+    cv_pct: float
+
+
+def timing_spread(run: Run) -> list[TimingSpread]:
+    """Per hardware and shape, how the candidate's median time varied across the run's completed
+    evaluations; only shapes timed in at least two of them."""
+    samples: dict[tuple, list[float]] = defaultdict(list)
+    for evaluation in run.evaluations.all():  # prefetched with their shapes
+        if evaluation.status != Evaluation.Status.DONE:
+            continue
+        for shape in public_shapes(evaluation):
+            if shape.median_us is not None:
+                samples[
+                    (evaluation.hardware.name, SET_ORDER.get(shape.set, 3), shape.label)
+                ].append(shape.median_us)
+    return [
+        _spread(hardware, label, times)
+        for (hardware, _, label), times in sorted(samples.items())
+        if len(times) >= 2
+    ]
+
+
+def _spread(hardware: str, label: str, times: list[float]) -> TimingSpread:
+    mean = statistics.fmean(times)
+    return TimingSpread(
+        hardware=hardware,
+        label=label,
+        n=len(times),
+        median_us=statistics.median(times),
+        min_us=min(times),
+        max_us=max(times),
+        cv_pct=100 * statistics.stdev(times) / mean if mean else 0.0,
+    )

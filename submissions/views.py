@@ -19,5 +19,6 @@ def run_detail(request, run_id):
         "run": run,
         "reports": selectors.evaluation_reports(run),
         "metadata_json": json.dumps(run.metadata, indent=2, ensure_ascii=False),
+        "spread": selectors.timing_spread(run),
     }
     return render(request, "submissions/run_detail.html", context)

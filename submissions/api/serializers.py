@@ -176,6 +176,18 @@ class TranscriptFileSerializer(serializers.ModelSerializer):
         fields = ["name", "sha256", "size"]
 
 
+class TimingSpreadSerializer(serializers.Serializer):
+    """How one shape's median time varied across the run's completed evaluations."""
+
+    hardware = serializers.CharField()
+    label = serializers.CharField()
+    n = serializers.IntegerField()
+    median_us = serializers.FloatField()
+    min_us = serializers.FloatField()
+    max_us = serializers.FloatField()
+    cv_pct = serializers.FloatField()
+
+
 class RunSerializer(RunCreatedSerializer):
     problem = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     model = serializers.SlugRelatedField(source="language_model", slug_field="slug", read_only=True)
@@ -185,6 +197,7 @@ class RunSerializer(RunCreatedSerializer):
     transcripts = TranscriptFileSerializer(source="transcript_files", many=True)
     latest_evaluation = serializers.SerializerMethodField()
     evaluations = EvaluationSerializer(many=True)
+    timing_spread = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
@@ -211,12 +224,17 @@ class RunSerializer(RunCreatedSerializer):
             "prompt_hash",
             "latest_evaluation",
             "evaluations",
+            "timing_spread",
         ]
 
     @extend_schema_field(EvaluationSerializer(allow_null=True))
     def get_latest_evaluation(self, run: Run) -> dict | None:
         evaluation = selectors.latest_evaluation(run)
         return EvaluationSerializer(evaluation).data if evaluation else None
+
+    @extend_schema_field(TimingSpreadSerializer(many=True))
+    def get_timing_spread(self, run: Run) -> list:
+        return TimingSpreadSerializer(selectors.timing_spread(run), many=True).data
 
 
 class ProblemSerializer(serializers.ModelSerializer):
