@@ -1,9 +1,11 @@
 """The rendered page in headless Chromium: no network, no injected script, search, nesting."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from viewer_cases import (
     DEEP_EVENT_ID,
     DEEP_MARKER,
@@ -79,7 +81,7 @@ def test_hostile_transcript_runs_no_injected_script_and_makes_no_request(browser
     page.press("#search", "Enter")
     page.wait_for_timeout(300)
     assert page.evaluate("typeof window.__xss") == "undefined"
-    assert page.locator(f"text={DEEP_MARKER}").is_visible()
+    expect(page.locator(f"text={DEEP_MARKER}")).to_be_visible()
     assert "window.__xss=1" in page.inner_text("#timeline")
     assert (
         page.locator("#timeline script, #timeline img, #timeline iframe, #timeline svg").count()
@@ -98,12 +100,12 @@ def test_search_reveals_a_match_far_down_the_timeline(browser, sample_page):
     page.fill("#search", max(last.text.splitlines(), key=len)[:40])
     page.press("#search", "Enter")
     target = page.locator(f"#e-{last.id}")
-    assert target.is_visible()
+    expect(target).to_be_visible()
     assert "target" in target.get_attribute("class")
-    assert "of 1 matches" in page.inner_text("#search-count")
+    expect(page.locator("#search-count")).to_contain_text("of 1 matches")
     page.fill("#search", "metrics")
     page.press("#search", "Enter")
-    assert page.inner_text("#search-count").startswith("1 of ")
+    expect(page.locator("#search-count")).to_have_text(re.compile(r"^1 of "))
     assert page.locator("#search-results li").count() > 1
     page.context.close()
 
@@ -115,7 +117,7 @@ def test_kind_and_tool_filters_leave_only_the_edit_calls(browser, sample_page):
             box.uncheck()
     page.select_option("#tool-filter", "Edit")
     events = page.locator("#timeline article.ev")
-    assert events.count() == 18
+    expect(events).to_have_count(18)
     assert page.locator("#timeline article.ev .diff-wrap").count() == 18
     assert set(page.locator("#timeline article.ev .tool").all_inner_texts()) == {"Edit"}
     page.context.close()
@@ -128,14 +130,14 @@ def test_subagent_sections_expand_two_levels_deep(browser, hostile_page):
     inner = outer.locator("details.subagent").first
     assert "inner-type" in inner.locator("> summary").inner_text()
     inner.locator("> summary").click()
-    assert page.locator(f"#e-{DEEP_EVENT_ID}").is_visible()
+    expect(page.locator(f"#e-{DEEP_EVENT_ID}")).to_be_visible()
     page.context.close()
 
 
 def test_permalink_opens_the_collapsed_parents_of_its_event(browser, hostile_page):
     page, _seen = open_page(browser, hostile_page, f"#e-{DEEP_EVENT_ID}")
     target = page.locator(f"#e-{DEEP_EVENT_ID}")
-    assert target.is_visible()
+    expect(target).to_be_visible()
     assert page.locator("details.subagent[open]").count() == 2
     assert page.evaluate("location.hash") == f"#e-{DEEP_EVENT_ID}"
     page.context.close()
@@ -144,7 +146,7 @@ def test_permalink_opens_the_collapsed_parents_of_its_event(browser, hostile_pag
 def test_permalink_far_down_renders_a_window_and_earlier_events_on_demand(browser, sample_page):
     events = parse_files([EDITS]).events
     page, _seen = open_page(browser, sample_page, f"#e-{events[-1].id}")
-    assert page.locator(f"#e-{events[-1].id}").is_visible()
+    expect(page.locator(f"#e-{events[-1].id}")).to_be_visible()
     shown = page.locator("#timeline article.ev").count()
     assert shown < len(events)
     first = page.locator(f"#e-{events[0].id}")
