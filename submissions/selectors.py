@@ -6,7 +6,7 @@ outcome and timings, never the parameters.
 
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
@@ -217,3 +217,18 @@ def _spread(hardware: str, label: str, times: list[float]) -> TimingSpread:
         max_us=max(times),
         cv_pct=100 * statistics.stdev(times) / mean if mean else 0.0,
     )
+
+
+# baseline_key spells out a shape's parameters; worst_index and error can hint at its sizes.
+HIDDEN_SHAPE_REDACTIONS = {"params": None, "baseline_key": "", "worst_index": None, "error": ""}
+
+
+def public_result(evaluation: Evaluation) -> dict:
+    """The stored result as the public may see it: held-out parameters removed."""
+    result = dict(evaluation.result)
+    result["gates"] = [asdict(gate) for gate in public_gates(evaluation)]
+    result["shapes"] = [
+        shape | HIDDEN_SHAPE_REDACTIONS if shape.get("set") == "hidden" else shape
+        for shape in result.get("shapes", [])
+    ]
+    return result

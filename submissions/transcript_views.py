@@ -1,7 +1,5 @@
 """The run's transcript: shown in the browser, or downloaded as one standalone HTML file."""
 
-from dataclasses import asdict
-
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -38,6 +36,7 @@ def _transcript_response(request, run_id, *, download: bool) -> HttpResponse:
 
 def transcript_context(run: Run) -> dict:
     evaluation = selectors.latest_evaluation(run)
+    graded = evaluation is not None and bool(evaluation.result)
     return {
         "title": f"{run.problem.title} · {run.language_model.display_name} · {run.harness.name}",
         "problem": run.problem.title,
@@ -46,20 +45,5 @@ def transcript_context(run: Run) -> dict:
         "verdict": evaluation.verdict if evaluation else None,
         "score": evaluation.score if evaluation else None,
         "solution": run.solution.code if run.solution else None,
-        "evaluation": public_result(evaluation) if evaluation and evaluation.result else None,
+        "evaluation": selectors.public_result(evaluation) if graded else None,
     }
-
-
-# baseline_key spells out a shape's parameters; worst_index and error can hint at its sizes.
-HIDDEN_SHAPE_REDACTIONS = {"params": None, "baseline_key": "", "worst_index": None, "error": ""}
-
-
-def public_result(evaluation) -> dict:
-    """The stored result as the public may see it: held-out parameters removed."""
-    result = dict(evaluation.result)
-    result["gates"] = [asdict(gate) for gate in selectors.public_gates(evaluation)]
-    result["shapes"] = [
-        shape | HIDDEN_SHAPE_REDACTIONS if shape.get("set") == "hidden" else shape
-        for shape in result.get("shapes", [])
-    ]
-    return result

@@ -10,8 +10,8 @@ from django.utils.html import escape
 
 from submissions import tasks
 from submissions.models import Run, TranscriptFile
+from submissions.selectors import public_result
 from submissions.transcript_processing import load_session, process_transcript
-from submissions.transcript_views import public_result
 from tests.factories import make_evaluation, make_result, make_run, make_user
 from tests.submissions.helpers import form, loose_files
 
