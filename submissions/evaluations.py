@@ -50,8 +50,8 @@ def create_evaluation(
             lease_expires_at=_requeue_deadline(),
         )
         refresh_run_status(run_id=run.pk)
+        logger.info("evaluation %s of run %s queued (%s)", evaluation.pk, run.uuid, trigger)
         transaction.on_commit(lambda: send_evaluation(evaluation))
-    logger.info("evaluation %s of run %s queued (%s)", evaluation.pk, run.uuid, trigger)
     return evaluation
 
 
@@ -93,8 +93,8 @@ def claim(*, evaluation_id: int) -> Claim | None:
     )
     if not claimed:
         return None
-    attempt = Evaluation.objects.values_list("attempts", flat=True).get(pk=evaluation_id)
-    _refresh_for(evaluation_id)
+    attempt, run_id = Evaluation.objects.values_list("attempts", "run_id").get(pk=evaluation_id)
+    refresh_run_status(run_id=run_id)
     return Claim(evaluation_id, attempt)
 
 
@@ -161,12 +161,8 @@ def release_after_failure(claim: Claim, *, reason: str) -> None:
     logger.warning("evaluation %s attempt %s failed: %s", *_ids(claim), reason[:500])
     with transaction.atomic():
         evaluation = _owned(claim).select_for_update().first()
-        if evaluation is None:
-            return
-        if evaluation.attempts >= settings.ARENA_EVAL_MAX_ATTEMPTS:
-            _fail(evaluation, reason=reason)
-        else:
-            _requeue(evaluation)
+        if evaluation is not None:
+            _retry_or_fail(evaluation, reason=reason)
 
 
 @dataclass(frozen=True)
@@ -217,12 +213,7 @@ def _take_back(pk: int, *, now) -> str:
         if evaluation is None:
             return "skipped"
         reason = f"worker {evaluation.worker_host or '?'} stopped heartbeating"
-        if evaluation.attempts >= settings.ARENA_EVAL_MAX_ATTEMPTS:
-            _fail(evaluation, reason=reason)
-            return "failed"
-        logger.warning("evaluation %s: %s; queued again", pk, reason)
-        _requeue(evaluation, now=now)
-        return "requeued"
+        return _retry_or_fail(evaluation, reason=reason, now=now)
 
 
 def _resend(pk: int, *, now) -> bool:
@@ -232,6 +223,15 @@ def _resend(pk: int, *, now) -> bool:
     evaluation = Evaluation.objects.select_related("hardware").get(pk=pk)
     transaction.on_commit(lambda: send_evaluation(evaluation))
     return True
+
+
+def _retry_or_fail(evaluation: Evaluation, *, reason: str, now=None) -> str:
+    if evaluation.attempts >= settings.ARENA_EVAL_MAX_ATTEMPTS:
+        _fail(evaluation, reason=reason)
+        return "failed"
+    logger.warning("evaluation %s: %s; queued again", evaluation.pk, reason[:500])
+    _requeue(evaluation, now=now)
+    return "requeued"
 
 
 def _requeue(evaluation: Evaluation, *, now=None) -> None:
