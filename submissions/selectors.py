@@ -228,7 +228,7 @@ def public_result(evaluation: Evaluation) -> dict:
     result = dict(evaluation.result)
     result["gates"] = [asdict(gate) for gate in public_gates(evaluation)]
     result["shapes"] = [
-        shape | HIDDEN_SHAPE_REDACTIONS if shape.get("set") == "hidden" else shape
+        shape | HIDDEN_SHAPE_REDACTIONS if shape.get("set") == ShapeResult.Set.HIDDEN else shape
         for shape in result.get("shapes", [])
     ]
     return result

@@ -45,6 +45,12 @@ class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     def get_serializer_class(self):
         return serializers.RunSerializer if self.action == "retrieve" else self.serializer_class
 
+    def initial(self, request, *args, **kwargs):
+        # Before authentication: a session's CSRF check reads the whole body.
+        if request.method == "POST":
+            _refuse_oversize_body(request)
+        super().initial(request, *args, **kwargs)
+
     @extend_schema(
         description=UPLOAD_DESCRIPTION,
         request={"multipart/form-data": serializers.RunUploadSerializer},
@@ -53,12 +59,6 @@ class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
             200: OpenApiResponse(serializers.RunCreatedSerializer, "The identical earlier run"),
         },
     )
-    def initial(self, request, *args, **kwargs):
-        # Before authentication: a session's CSRF check reads the whole body.
-        if request.method == "POST":
-            _refuse_oversize_body(request)
-        super().initial(request, *args, **kwargs)
-
     def create(self, request):
         upload = self.get_serializer(data=_request_data(request))
         upload.is_valid(raise_exception=True)

@@ -106,10 +106,10 @@ def test_the_openapi_schema_describes_the_upload(client):
     response = client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     schema = response.json()
     assert response.status_code == 200
-    assert "/api/v1/runs/" in schema["paths"]
-    assert (
-        "multipart/form-data" in schema["paths"]["/api/v1/runs/"]["post"]["requestBody"]["content"]
-    )
+    upload = schema["paths"]["/api/v1/runs/"]["post"]
+    assert "multipart/form-data" in upload["requestBody"]["content"]
+    assert upload["description"].startswith("Upload one agent run")
+    assert {"200", "201"} <= set(upload["responses"])
 
 
 def test_the_api_docs_page_loads_only_self_hosted_assets(client):
