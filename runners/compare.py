@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -26,11 +25,6 @@ class Comparison:
     @property
     def error(self) -> str | None:
         return "; ".join(self.errors[:3]) if self.errors else None
-
-
-def load_outputs(path: Path) -> Any:
-    """Load a child's saved outputs; weights_only refuses anything but tensors and plain data."""
-    return torch.load(path, weights_only=True)
 
 
 def compare_call(

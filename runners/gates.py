@@ -125,6 +125,10 @@ class Grading:
             "state": str(self.folder.in_dir / f"state_{plan.id}.pt"),
         }
 
+    def _call_files(self, plan: ShapePlan, out: Path) -> dict[str, str]:
+        inputs = str(self.folder.in_dir / f"inputs_{plan.id}.pt")
+        return {**self._model_files(plan), "out": str(out), "inputs": inputs}
+
     # -- correctness ---------------------------------------------------------------------
     def correct_visible(self, gate: GateResult) -> None:
         self._correct(gate, self.visible, Verdict.INCORRECT)
@@ -142,12 +146,7 @@ class Grading:
         failed = []
         for plan in plans:
             out = self.folder.cand / f"out_{plan.id}.pt"
-            message = {
-                "op": "run",
-                **self._model_files(plan),
-                "out": str(out),
-                "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
-            }
+            message = {"op": "run", **self._call_files(plan, out)}
             reply = self._ask(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
             comparison = self._compare(plan, reply, out, "outputs")
             out.unlink(missing_ok=True)
@@ -229,13 +228,7 @@ class Grading:
 
     def _time_candidate(self, plan: ShapePlan, settings: Settings) -> list[str]:
         out = self.folder.cand / f"timed_{plan.id}.pt"
-        message = {
-            "op": "time",
-            **self._model_files(plan),
-            "out": str(out),
-            "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
-            "settings": settings.__dict__,
-        }
+        message = {"op": "time", **self._call_files(plan, out), "settings": settings.__dict__}
         started = time.monotonic()
         reply = self._ask(
             message, settings.cap_s + self.limits.timing_margin_s, Verdict.RUNTIME_ERROR, plan

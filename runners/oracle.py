@@ -75,9 +75,7 @@ class Oracle:
             Path(request["in_dir"]),
             Path(request["ref_dir"]),
         )
-        for name, value in shape["params"].items():
-            setattr(self.reference, name, value)
-        model, init = self._reference_model(shape["seeds"][0], device)
+        model, init = self._reference_model(shape, device)
         init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
         torch.save(init, in_dir / f"init_{shape['id']}.pt")
         torch.save(
@@ -95,8 +93,11 @@ class Oracle:
         torch.save(input_sets, in_dir / f"inputs_{shape['id']}.pt")
         torch.save(expected, ref_dir / f"expected_{shape['id']}.pt")
 
-    def _reference_model(self, seed: int, device: str):
-        torch.manual_seed(seed)
+    def _reference_model(self, shape: dict[str, Any], device: str):
+        """The reference model at this shape's parameters, built from its first seed."""
+        for name, value in shape["params"].items():
+            setattr(self.reference, name, value)
+        torch.manual_seed(shape["seeds"][0])
         with torch.device(device):
             init = list(self.reference.get_init_inputs())
             model = self.reference.Model(*init)
@@ -104,10 +105,7 @@ class Oracle:
         return model.to(device).eval(), init
 
     def baseline(self, request: dict[str, Any]) -> dict[str, Any]:
-        shape = request["shape"]
-        for name, value in shape["params"].items():
-            setattr(self.reference, name, value)
-        model, _ = self._reference_model(shape["seeds"][0], request["device"])
+        model, _ = self._reference_model(request["shape"], request["device"])
         if request["compile"]:
             torch._dynamo.reset()  # a static graph per shape, not one that went dynamic
             model = torch.compile(model, dynamic=False)

@@ -51,19 +51,12 @@ def _dists(problem: Problem, seeds: list[int]) -> list[str]:
 
 def plan_shapes(problem: Problem, device: str) -> tuple[list[ShapePlan], list[ShapePlan]]:
     """(visible, hidden); on CPU the smoke shapes stand in for the visible ones."""
-    if device == "cpu":
-        front = [
-            ShapePlan("smoke", i, p, problem.seeds, _dists(problem, problem.seeds))
-            for i, p in enumerate(problem.smoke)
-        ]
-    else:
-        front = [
-            ShapePlan("visible", i, p, problem.seeds, _dists(problem, problem.seeds))
-            for i, p in enumerate(problem.visible)
-        ]
-    seeds = problem.hidden_seeds
+    name, shapes = ("smoke", problem.smoke) if device == "cpu" else ("visible", problem.visible)
+    dists = _dists(problem, problem.seeds)
+    front = [ShapePlan(name, i, p, problem.seeds, dists) for i, p in enumerate(shapes)]
+    seeds, dists = problem.hidden_seeds, _dists(problem, problem.hidden_seeds)
     hidden = [
-        ShapePlan("hidden", i, p, seeds, _dists(problem, seeds), problem.hidden_cases[i])
+        ShapePlan("hidden", i, p, seeds, dists, problem.hidden_cases[i])
         for i, p in enumerate(problem.hidden)
     ]
     if device == "cpu":
@@ -101,7 +94,6 @@ class RunFolder:
         shutil.copytree(source, target, ignore=shutil.ignore_patterns("problems", "__pycache__"))
         for path in [self.root / "harness", *target.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
-        (self.root / "harness").chmod(0o755)
         return self.root / "harness"
 
     def add_solution(self, solution: Path, problem: Problem) -> Path:

@@ -89,7 +89,7 @@ def minimal_path() -> str:
     return ":".join([*dict.fromkeys(d for d in [*dirs, "/bin"] if Path(d).is_dir())])
 
 
-def child_env(home: Path, *, device: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+def child_env(home: Path, *, device: str) -> dict[str, str]:
     """An allow-listed environment: nothing of the parent's secrets, caches inside `home`."""
     env = {k: os.environ[k] for k in _ENV_PASSTHROUGH if k in os.environ}
     env.update(
@@ -105,7 +105,6 @@ def child_env(home: Path, *, device: str, extra: dict[str, str] | None = None) -
     )
     if device == "cpu":
         env.update(TRITON_INTERPRET="1", OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
-    env.update(extra or {})
     return env
 
 

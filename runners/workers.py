@@ -119,8 +119,10 @@ class Worker:
         raise WorkerDied(returncode, self.log_tail())
 
     def log_tail(self, limit: int = 2000) -> str:
-        try:
-            data = self.log_path.read_bytes()[-limit:]
+        try:  # only the tail: a candidate's log may be as large as its file size limit
+            with self.log_path.open("rb") as log:
+                log.seek(max(log.seek(0, os.SEEK_END) - limit, 0))
+                data = log.read()
         except OSError:
             return ""
         return data.decode("utf-8", "replace")

@@ -14,7 +14,7 @@ from transcripts.parsers.codex_usage import codex_usage
 from transcripts.parsers.common import (
     SessionBuilder,
     as_text,
-    feed_lines,
+    feed_files,
     raw_event,
 )
 
@@ -163,8 +163,4 @@ def _result_text(item: dict) -> str:
 
 def parse(paths: list[Path]) -> Session:
     reader = ExecReader(Session(id="", harness=HARNESS, format=FORMAT))
-    for path in paths:
-        feed_lines(reader.builder, path, reader.feed)
-    session = reader.builder.session
-    session.id = session.id or paths[0].stem
-    return session
+    return feed_files(reader.builder, paths, reader.feed)

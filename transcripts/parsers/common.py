@@ -114,6 +114,14 @@ def feed_lines(builder: SessionBuilder, path: Path, feed) -> None:
             builder.warn(warning)
 
 
+def feed_files(builder: SessionBuilder, paths: list[Path], feed) -> Session:
+    """``feed_lines`` over each of ``paths``; the session id falls back to the first file's stem."""
+    for path in paths:
+        feed_lines(builder, path, feed)
+    builder.session.id = builder.session.id or paths[0].stem
+    return builder.session
+
+
 def as_id(value: Any) -> str | None:
     """An identifier field (call id, message id) as a string; None when it is not one."""
     if isinstance(value, str):
@@ -324,6 +332,17 @@ def text_diff(path: str, before: str | None, after: str | None) -> str | None:
         lineterm="",
     )
     return "\n".join(lines) + "\n"
+
+
+def edit_diff(path: str | None, arguments: Any, old_key: str, new_key: str) -> str | None:
+    """The diff of an edit tool's arguments: a string replacement, or a whole new ``content``."""
+    if not path or not isinstance(arguments, dict):
+        return None
+    if isinstance(arguments.get(new_key), str):
+        return text_diff(path, as_text(arguments.get(old_key)), arguments[new_key])
+    if isinstance(arguments.get("content"), str):
+        return text_diff(path, None, arguments["content"])
+    return None
 
 
 def iso_from_ms(value: Any) -> str | None:

@@ -15,7 +15,7 @@ from transcripts.parsers.common import (
     SessionBuilder,
     as_int,
     as_text,
-    feed_lines,
+    feed_files,
     iso_from_ms,
     raw_event,
     text_diff,
@@ -189,7 +189,4 @@ def _cursor_usage(usage: dict) -> Usage:
 
 def parse(paths: list[Path]) -> Session:
     reader = CursorReader(Session(id="", harness=HARNESS, format=FORMAT))
-    for path in paths:
-        feed_lines(reader.builder, path, reader.feed)
-    reader.session.id = reader.session.id or paths[0].stem
-    return reader.session
+    return feed_files(reader.builder, paths, reader.feed)

@@ -15,7 +15,7 @@ from transcripts.parsers.common import (
     SessionBuilder,
     as_int,
     as_text,
-    feed_lines,
+    feed_files,
     raw_event,
 )
 
@@ -130,7 +130,4 @@ def tool_call_event(name: Any, call_id: Any, arguments: Any) -> Event:
 
 def parse_stream(paths: list[Path]) -> Session:
     reader = StreamReader(Session(id="", harness=HARNESS, format=STREAM_FORMAT))
-    for path in paths:
-        feed_lines(reader.builder, path, reader.feed)
-    reader.builder.session.id = reader.builder.session.id or paths[0].stem
-    return reader.builder.session
+    return feed_files(reader.builder, paths, reader.feed)

@@ -14,10 +14,10 @@ from transcripts.model import Event, Kind, Session
 from transcripts.parsers.common import (
     SessionBuilder,
     as_text,
+    edit_diff,
     feed_lines,
     json_or_text,
     raw_event,
-    text_diff,
 )
 
 FORMAT = "kimi-stream-json"
@@ -61,18 +61,8 @@ def _tool_call(call: dict) -> Event:
     if isinstance(arguments, dict):
         path = arguments.get("path") or arguments.get("file_path")
         event.file_path = path if isinstance(path, str) else None
-        event.diff = _diff(event.file_path, arguments)
+        event.diff = edit_diff(event.file_path, arguments, "old_string", "new_string")
     return event
-
-
-def _diff(path: str | None, arguments: dict) -> str | None:
-    if not path:
-        return None
-    if isinstance(arguments.get("new_string"), str):
-        return text_diff(path, as_text(arguments.get("old_string")), arguments["new_string"])
-    if isinstance(arguments.get("content"), str):
-        return text_diff(path, None, arguments["content"])
-    return None
 
 
 def _feed(builder: SessionBuilder, record: dict) -> None:

@@ -15,10 +15,10 @@ from transcripts.parsers.common import (
     SessionBuilder,
     as_int,
     as_text,
-    feed_lines,
+    edit_diff,
+    feed_files,
     iso_from_ms,
     raw_event,
-    text_diff,
 )
 
 FORMAT = "opencode-json"
@@ -117,13 +117,7 @@ def _path(arguments: Any) -> str | None:
 def _diff(path: str | None, arguments: Any, metadata: Any) -> str | None:
     if isinstance(metadata, dict) and isinstance(metadata.get("diff"), str):
         return metadata["diff"]
-    if not path or not isinstance(arguments, dict):
-        return None
-    if isinstance(arguments.get("newString"), str):
-        return text_diff(path, as_text(arguments.get("oldString")), arguments["newString"])
-    if isinstance(arguments.get("content"), str):
-        return text_diff(path, None, arguments["content"])
-    return None
+    return edit_diff(path, arguments, "oldString", "newString")
 
 
 def _usage(tokens: Any) -> Usage | None:
@@ -142,7 +136,4 @@ def _usage(tokens: Any) -> Usage | None:
 
 def parse(paths: list[Path]) -> Session:
     reader = OpencodeReader(Session(id="", harness=HARNESS, format=FORMAT))
-    for path in paths:
-        feed_lines(reader.builder, path, reader.feed)
-    reader.session.id = reader.session.id or paths[0].stem
-    return reader.session
+    return feed_files(reader.builder, paths, reader.feed)
