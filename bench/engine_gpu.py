@@ -5,6 +5,8 @@
     python bench/engine_gpu.py accuracy --problem softmax --grade DIR/softmax.json --out DIR
     python bench/engine_gpu.py accuracy --problem softmax --variants --out DIR   # attribution
     python bench/engine_gpu.py idle --problem softmax --hidden 0 --out DIR   # old vs new loop
+    python bench/engine_gpu.py placement --problem softmax --procs 5 --out DIR  # input spread
+    python bench/engine_gpu.py flush --problem softmax --out DIR   # dirty vs clean L2 flush
 
 Every grade runs `python -m runners evaluate` in a fresh process, as a worker would.
 """
@@ -98,9 +100,14 @@ def command_grade(args: argparse.Namespace) -> dict:
 
 def command_repro(args: argparse.Namespace) -> dict:
     solution = SOLUTIONS / args.problem / "honest.py"
-    baseline = args.out / f"{args.problem}_repro_base.json"
-    report = {"problem": args.problem, "runs": [_digest(grade(args.problem, solution, baseline))]}
-    for run in range(1, args.runs):
+    runs = []
+    if args.baselines:  # an earlier grade's result: every run uses its cached baselines
+        baseline = args.baselines
+    else:
+        baseline = args.out / f"{args.problem}_repro_base.json"
+        runs.append(_digest(grade(args.problem, solution, baseline)))
+    report = {"problem": args.problem, "runs": runs}
+    for run in range(1, args.runs + 1 - len(runs)):
         record = grade(args.problem, solution, args.out / f"repro_{run}.json", baselines=baseline)
         report["runs"].append(_digest(record))
         report["shapes"] = _spread(report["runs"])
@@ -308,6 +315,166 @@ def _old_loop(model, bases, settings, clocks) -> tuple[list[float], list[float]]
     return event, host
 
 
+PLACEMENT_SPREADS = (0, 2 * 2**30)
+
+
+def command_placement(args: argparse.Namespace) -> dict:
+    """Between-process spread of the median with few or many distinct input/output places.
+
+    Each fresh process times the chosen shapes with `Settings.spread_bytes` 0 (the minimum
+    ring) and 2 GiB, alternately; the report gives each variant's median per process and the
+    CV across processes, and inside one process the medians by ring slot (the input's place)."""
+    runs = []
+    for proc in range(args.procs):
+        command = [sys.executable, __file__, "placement-one", "--problem", args.problem]
+        command += ["--shapes", *args.shapes, "--out", str(args.out)]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        print(done.stderr[-2000:], flush=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(proc, runs[-1], flush=True)
+    report = {"problem": args.problem, "runs": runs, "spread": {}}
+    for key in runs[0]:
+        for spread in runs[0][key]:
+            medians = [run[key][spread]["median_us"] for run in runs]
+            report["spread"][f"{key} spread={spread}"] = {
+                "median_us": statistics.median(medians),
+                "cv_pct": _cv(medians),
+                "runs": medians,
+            }
+    return report
+
+
+def command_placement_one(args: argparse.Namespace) -> None:
+    import torch
+
+    from runners import timing
+    from runners.problem import load_problem
+
+    problem = load_problem(args.problem)
+    reference = _import(problem.path / "reference.py", "reference")
+    solution = _import(SOLUTIONS / args.problem / "honest.py", "solution")
+    report: dict = {}
+    for key in args.shapes:
+        set_name, index = key.rstrip("0123456789"), int(key.lstrip("abcdefghijklmnopqrstuvwxyz"))
+        for name, value in getattr(problem, set_name)[index].items():
+            setattr(reference, name, value)
+        model = solution.ModelNew(*reference.get_init_inputs()).cuda().eval()
+        bases = []
+        for seed in range(3):
+            torch.manual_seed(seed)
+            bases.append([a.cuda() for a in reference.get_inputs()])
+        report[key] = {}
+
+        def call(a, m=model):
+            return m(*a)
+
+        with torch.no_grad():
+            for spread in PLACEMENT_SPREADS * 2:  # alternately, twice
+                settings = timing.Settings(flush_bytes=256 * 2**20, spread_bytes=spread)
+                samples = timing.measure(call, bases, device="cuda", settings=settings)
+                us = [v * 1e3 for v in samples.event_ms]
+                slots = timing._Ring(bases, spread).slots + 1  # the input's places, in turn
+                by_slot = [statistics.median(us[s::slots]) for s in range(min(slots, len(us)))]
+                quartiles = statistics.quantiles(us, n=10)
+                row = {
+                    "median_us": statistics.median(us),
+                    "mean_us": statistics.fmean(us),
+                    "n": len(us),
+                    "p10_us": quartiles[0],
+                    "p90_us": quartiles[-1],
+                    "slots": slots,
+                    "slot_median_min_us": min(by_slot),
+                    "slot_median_max_us": max(by_slot),
+                }
+                round_ = str(spread) if str(spread) not in report[key] else f"{spread}_again"
+                report[key][round_] = row
+        del model, bases, call
+        torch.cuda.empty_cache()
+    print(json.dumps(report))
+
+
+class _ReadFlush:
+    """Stands in for the flush buffer: `zero_()` reads 256 MiB (a sum) instead of writing it,
+    so L2 ends up holding clean lines; with `write` it zeroes first, then reads."""
+
+    def __init__(self, write: bool):
+        import torch
+
+        self.buffer = torch.ones(64 * 2**20, dtype=torch.float32, device="cuda")
+        self.total = torch.empty((), dtype=torch.float32, device="cuda")
+        self.write = write
+
+    def zero_(self):
+        import torch
+
+        if self.write:
+            self.buffer.fill_(1.0)
+        torch.sum(self.buffer, dim=0, out=self.total)
+
+
+def command_flush(args: argparse.Namespace) -> dict:
+    """The engine's loop with its flush (zeroing 256 MiB leaves L2 full of dirty lines that the
+    timed call must write back) against a read-only flush and a write-then-read flush."""
+    import torch
+
+    from runners import timing
+    from runners.problem import load_problem
+
+    problem = load_problem(args.problem)
+    reference = _import(problem.path / "reference.py", "reference")
+    solution = _import(SOLUTIONS / args.problem / "honest.py", "solution")
+    original = timing._CudaClock
+    report: dict = {}
+    for key in args.shapes:
+        set_name, index = key.rstrip("0123456789"), int(key.lstrip("abcdefghijklmnopqrstuvwxyz"))
+        for name, value in getattr(problem, set_name)[index].items():
+            setattr(reference, name, value)
+        model = solution.ModelNew(*reference.get_init_inputs()).cuda().eval()
+        bases = []
+        for seed in range(3):
+            torch.manual_seed(seed)
+            bases.append([a.cuda() for a in reference.get_inputs()])
+
+        def call(a, m=model):
+            return m(*a)
+
+        rows = report[key] = {}
+        with torch.no_grad():
+            for variant in ("zero", "read", "write_read") * args.rounds:
+                settings = timing.Settings(flush_bytes=256 * 2**20, spread_bytes=2 * 2**30)
+                if variant == "zero":
+                    samples = timing.measure(call, bases, device="cuda", settings=settings)
+                else:
+
+                    def clock(flush_bytes, hold_cycles=0, write=variant == "write_read"):
+                        made = original(1, hold_cycles)
+                        made.flush = _ReadFlush(write)
+                        return made
+
+                    timing._CudaClock = clock
+                    try:
+                        samples = timing.measure(call, bases, device="cuda", settings=settings)
+                    finally:
+                        timing._CudaClock = original
+                us = sorted(v * 1e3 for v in samples.event_ms)
+                deciles = statistics.quantiles(us, n=10)
+                row = {
+                    "median_us": statistics.median(us),
+                    "mean_us": statistics.fmean(us),
+                    "n": len(us),
+                    "p10_us": deciles[0],
+                    "p90_us": deciles[-1],
+                }
+                rows.setdefault(variant, []).append(row)
+                print(key, variant, {k: round(v, 1) for k, v in row.items()}, flush=True)
+        for variant, measured in list(rows.items()):
+            medians = [m["median_us"] for m in measured]
+            rows[f"{variant}_cv_pct"] = _cv(medians)
+        del model, bases, call
+        torch.cuda.empty_cache()
+    return report
+
+
 def _import(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -325,6 +492,7 @@ def main() -> None:
     repro = commands.add_parser("repro")
     repro.add_argument("--problem", default="softmax")
     repro.add_argument("--runs", type=int, default=5)
+    repro.add_argument("--baselines", type=Path, help="an earlier grade's JSON to take them from")
     repro.set_defaults(handler=command_repro)
     accuracy = commands.add_parser("accuracy")
     accuracy.add_argument("--problem", default="softmax")
@@ -337,9 +505,26 @@ def main() -> None:
     idle.add_argument("--rounds", type=int, default=2)
     idle.add_argument("--hold-cycles", type=int, default=400_000, help="about 200 µs at 1980 MHz")
     idle.set_defaults(handler=command_idle)
-    for sub in (grade_cmd, repro, accuracy, idle):
+    placement = commands.add_parser("placement", help="median spread vs distinct input places")
+    placement.add_argument("--problem", default="softmax")
+    placement.add_argument("--procs", type=int, default=5)
+    placement.add_argument("--shapes", nargs="+", default=["visible1", "visible2", "visible0"])
+    placement.set_defaults(handler=command_placement)
+    placement_one = commands.add_parser("placement-one", help="one process of `placement`")
+    placement_one.add_argument("--problem", default="softmax")
+    placement_one.add_argument("--shapes", nargs="+", required=True)
+    placement_one.set_defaults(handler=command_placement_one)
+    flush = commands.add_parser("flush", help="dirty (zeroing) vs clean (reading) L2 flush")
+    flush.add_argument("--problem", default="softmax")
+    flush.add_argument("--shapes", nargs="+", default=["visible1", "visible2", "visible3"])
+    flush.add_argument("--rounds", type=int, default=4)
+    flush.set_defaults(handler=command_flush)
+    for sub in (grade_cmd, repro, accuracy, idle, placement, placement_one, flush):
         sub.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
+    if args.command == "placement-one":
+        args.handler(args)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     report = args.handler(args)
     target = args.out / f"engine_{args.command}.json"

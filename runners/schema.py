@@ -63,6 +63,7 @@ class TimingStats:
     p10_us: float
     p90_us: float
     n: int
+    rounds: int = 1  # separate measurements pooled; median_us is the median of their medians
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,17 +18,24 @@ ESCAPE_RATIO = 1.5
 SOL_MARGIN = 0.8
 
 
-def summarize(samples_ms: Sequence[float]) -> TimingStats:
-    values = sorted(v * 1e3 for v in samples_ms)
+def summarize(rounds_ms: Sequence[Sequence[float]]) -> TimingStats:
+    """Statistics over one or more rounds of samples of the same call, in microseconds.
+
+    The median is the median of the rounds' medians, so one round caught in a slow episode
+    (seen on the H100 for seconds at a time) cannot move it however many samples it took; the
+    other figures pool every sample.
+    """
+    values = sorted(v * 1e3 for samples in rounds_ms for v in samples)
     deciles = statistics.quantiles(values, n=10) if len(values) > 1 else values * 9
     return TimingStats(
-        median_us=statistics.median(values),
+        median_us=statistics.median(statistics.median(r) * 1e3 for r in rounds_ms if r),
         mean_us=statistics.fmean(values),
         std_us=statistics.stdev(values) if len(values) > 1 else 0.0,
         min_us=values[0],
         p10_us=deciles[0],
         p90_us=deciles[-1],
         n=len(values),
+        rounds=sum(1 for r in rounds_ms if r),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,11 @@ class Settings:
     # the flush and the start event, so a host that lags behind the flush still has its call
     # queued before the window opens.
     hold_cycles: int = 0
+    # Distinct input copies (and candidate outputs) kept alive, up to this many bytes: each
+    # allocation sits at its own place in memory, and a memory-bound kernel's time depends on
+    # it by a few percent, so the median of a process that saw few places varies between
+    # processes. 0 keeps the minimum ring (one copy more than the bases).
+    spread_bytes: int = 0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
@@ -94,17 +100,26 @@ class _Ring:
     addresses or objects returns stale outputs that the re-check catches.
     """
 
-    def __init__(self, bases: Sequence[Sequence[Any]]):
+    MAX_SLOTS = 64
+
+    def __init__(self, bases: Sequence[Sequence[Any]], spread_bytes: int = 0):
         self.bases = bases
-        self.alive: list[list[Any]] = []
+        self.slots = len(bases) + 1
+        per_call = sum(a.nbytes for a in bases[0] if isinstance(a, torch.Tensor)) if bases else 0
+        if spread_bytes and per_call:
+            self.slots = max(self.slots, min(self.MAX_SLOTS, spread_bytes // per_call))
+        self.alive: deque[list[Any]] = deque(maxlen=self.slots)
+        self.outputs: deque[Any] = deque(maxlen=self.slots if spread_bytes else 0)
 
     def next(self, i: int) -> tuple[int, list[Any]]:
         base = i % len(self.bases)
         args = fresh_copy(self.bases[base])
         self.alive.append(args)
-        if len(self.alive) > len(self.bases) + 1:
-            self.alive.pop(0)
         return base, args
+
+    def hold(self, out: Any) -> None:
+        """Keep an output alive so the next call's output lands somewhere else too."""
+        self.outputs.append(out)
 
 
 def measure(
@@ -120,7 +135,7 @@ def measure(
     `statistics.stdev`, which costs milliseconds over thousands of samples): a long idle gap
     between two short calls lets the GPU lower its clocks mid-measurement.
     """
-    ring = _Ring(bases)
+    ring = _Ring(bases, settings.spread_bytes if device == "cuda" else 0)
     clock = (
         _CudaClock(settings.flush_bytes, settings.hold_cycles) if device == "cuda" else _HostClock()
     )
@@ -142,6 +157,7 @@ def measure(
             samples.host_ms.append(host)
             samples.span_ms.append(span)
             samples.kept = [*samples.kept, (base, out)][-keep:]
+            ring.hold(out)
             running.add(event)
             if _converged(running, settings, _perf_counter() - started):
                 break

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_support import HERE, TINY, run_bounded
+from engine_support import HERE, TINY, grade_tiny, run_bounded
 
 from runners.evaluate import evaluate
 from runners.problem import list_problems
@@ -122,3 +122,17 @@ def test_cpu_grading_refuses_a_problem_without_smoke_shapes(tmp_path: Path):
     (folder / "problem.yaml").write_text(spec.replace("  smoke:\n    - {rows: 4, cols: 8}\n", ""))
     with pytest.raises(ProblemError, match="CUDA only"):
         evaluate(folder, HERE / "solutions" / "runtime" / "honest.py", device="cpu")
+
+
+@pytest.mark.parametrize(("one_round_us", "rounds"), [(float("inf"), 2), (0.0, 1)])
+def test_short_calls_are_timed_in_every_round_long_ones_once(monkeypatch, one_round_us, rounds):
+    from runners import gates
+
+    monkeypatch.setitem(gates.TIMING_ROUNDS, "cpu", 2)  # CUDA times 3 rounds; CPU one by default
+    monkeypatch.setattr(gates, "ONE_ROUND_US", one_round_us)
+    result = run_bounded(grade_tiny, "honest")
+    assert result.verdict == Verdict.OK, result.reason
+    performance = next(g for g in result.gates if g.name == "performance")
+    assert performance.details["settings"]["rounds"] == 2
+    timed = [s for s in result.shapes if s.time]
+    assert timed and all(s.time.rounds == rounds and s.time.n >= rounds * 3 for s in timed)

@@ -18,11 +18,25 @@ def reply(event, span=None, host=None):
 
 
 def test_summary_reports_median_spread_and_count():
-    stats = summarize([0.001 * v for v in range(1, 101)])
+    stats = summarize([[0.001 * v for v in range(1, 101)]])
     assert stats.n == 100
     assert stats.median_us == pytest.approx(50.5)
     assert stats.min_us == pytest.approx(1.0)
     assert stats.p10_us < stats.median_us < stats.p90_us
+
+
+def test_one_slow_round_does_not_move_the_median_however_many_samples_it_took():
+    fast = [0.0086, 0.0087, 0.0085] * 20  # ms
+    slow = [0.0203] * 5000  # a whole round caught in a slow episode, run to its cap
+    stats = summarize([fast, slow, fast])
+    assert stats.median_us == pytest.approx(8.6)
+    assert stats.rounds == 3 and stats.n == 5120
+    assert stats.p90_us == pytest.approx(20.3)  # the pooled figures still show the episode
+
+
+def test_median_of_rounds_is_the_median_of_their_medians():
+    stats = summarize([[0.001], [0.003, 0.004], [0.002]])
+    assert stats.median_us == pytest.approx(2.0) and stats.rounds == 3 and stats.n == 4
 
 
 def test_honest_samples_raise_no_timing_problem():

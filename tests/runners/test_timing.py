@@ -3,6 +3,7 @@
 import random
 
 import pytest
+import torch
 
 from runners import timing
 
@@ -44,3 +45,23 @@ def test_settings_round_trip_through_the_request_dict():
     settings = timing.Settings(flush_bytes=1 << 20, hold_cycles=1000)
     assert timing.Settings.from_dict(dict(settings.__dict__)) == settings
     assert timing.Settings().hold_cycles == 0 and timing.Settings().warmup_s == 0.1
+
+
+def test_ring_spreads_copies_over_the_memory_budget():
+    bases = [[torch.zeros(256, dtype=torch.uint8)] for _ in range(3)]  # 256 bytes a call
+    assert timing._Ring(bases).slots == 4  # one more than the bases
+    assert timing._Ring(bases, spread_bytes=256 * 10).slots == 10
+    assert timing._Ring(bases, spread_bytes=1 << 30).slots == timing._Ring.MAX_SLOTS
+    assert timing._Ring(bases, spread_bytes=256).slots == 4  # never fewer than the minimum
+
+
+def test_ring_keeps_its_slots_of_copies_and_outputs_alive():
+    bases = [[torch.full((4,), float(k))] for k in range(2)]
+    ring = timing._Ring(bases, spread_bytes=16 * 6)
+    for i in range(20):
+        base, args = ring.next(i)
+        assert base == i % 2 and torch.equal(args[0], bases[base][0])
+        assert args[0] is not bases[base][0]
+        ring.hold(args[0] * 2)
+    assert len(ring.alive) == len(ring.outputs) == ring.slots == 6
+    assert {a[0].data_ptr() for a in ring.alive}.isdisjoint({o.data_ptr() for o in ring.outputs})
