@@ -3,4 +3,4 @@
 Importing the package imports nothing heavy; torch is loaded only by the modules that grade.
 """
 
-ENGINE_VERSION = "0.1.0"
+ENGINE_VERSION = "0.2.0"
