@@ -348,26 +348,10 @@ def command_placement_one(args: argparse.Namespace) -> None:
     import torch
 
     from runners import timing
-    from runners.problem import load_problem
 
-    problem = load_problem(args.problem)
-    reference = _import(problem.path / "reference.py", "reference")
-    solution = _import(SOLUTIONS / args.problem / "honest.py", "solution")
     report: dict = {}
-    for key in args.shapes:
-        set_name, index = key.rstrip("0123456789"), int(key.lstrip("abcdefghijklmnopqrstuvwxyz"))
-        for name, value in getattr(problem, set_name)[index].items():
-            setattr(reference, name, value)
-        model = solution.ModelNew(*reference.get_init_inputs()).cuda().eval()
-        bases = []
-        for seed in range(3):
-            torch.manual_seed(seed)
-            bases.append([a.cuda() for a in reference.get_inputs()])
+    for key, call, bases in _honest_calls(args.problem, args.shapes):
         report[key] = {}
-
-        def call(a, m=model):
-            return m(*a)
-
         with torch.no_grad():
             for spread in PLACEMENT_SPREADS * 2:  # alternately, twice
                 settings = timing.Settings(flush_bytes=256 * 2**20, spread_bytes=spread)
@@ -375,21 +359,13 @@ def command_placement_one(args: argparse.Namespace) -> None:
                 us = [v * 1e3 for v in samples.event_ms]
                 slots = timing._Ring(bases, spread).slots + 1  # the input's places, in turn
                 by_slot = [statistics.median(us[s::slots]) for s in range(min(slots, len(us)))]
-                quartiles = statistics.quantiles(us, n=10)
-                row = {
-                    "median_us": statistics.median(us),
-                    "mean_us": statistics.fmean(us),
-                    "n": len(us),
-                    "p10_us": quartiles[0],
-                    "p90_us": quartiles[-1],
+                row = _sample_stats(us) | {
                     "slots": slots,
                     "slot_median_min_us": min(by_slot),
                     "slot_median_max_us": max(by_slot),
                 }
                 round_ = str(spread) if str(spread) not in report[key] else f"{spread}_again"
                 report[key][round_] = row
-        del model, bases, call
-        torch.cuda.empty_cache()
     print(json.dumps(report))
 
 
@@ -418,26 +394,10 @@ def command_flush(args: argparse.Namespace) -> dict:
     import torch
 
     from runners import timing
-    from runners.problem import load_problem
 
-    problem = load_problem(args.problem)
-    reference = _import(problem.path / "reference.py", "reference")
-    solution = _import(SOLUTIONS / args.problem / "honest.py", "solution")
     original = timing._CudaClock
     report: dict = {}
-    for key in args.shapes:
-        set_name, index = key.rstrip("0123456789"), int(key.lstrip("abcdefghijklmnopqrstuvwxyz"))
-        for name, value in getattr(problem, set_name)[index].items():
-            setattr(reference, name, value)
-        model = solution.ModelNew(*reference.get_init_inputs()).cuda().eval()
-        bases = []
-        for seed in range(3):
-            torch.manual_seed(seed)
-            bases.append([a.cuda() for a in reference.get_inputs()])
-
-        def call(a, m=model):
-            return m(*a)
-
+    for key, call, bases in _honest_calls(args.problem, args.shapes):
         rows = report[key] = {}
         with torch.no_grad():
             for variant in ("zero", "read", "write_read") * args.rounds:
@@ -456,23 +416,48 @@ def command_flush(args: argparse.Namespace) -> dict:
                         samples = timing.measure(call, bases, device="cuda", settings=settings)
                     finally:
                         timing._CudaClock = original
-                us = sorted(v * 1e3 for v in samples.event_ms)
-                deciles = statistics.quantiles(us, n=10)
-                row = {
-                    "median_us": statistics.median(us),
-                    "mean_us": statistics.fmean(us),
-                    "n": len(us),
-                    "p10_us": deciles[0],
-                    "p90_us": deciles[-1],
-                }
+                row = _sample_stats([v * 1e3 for v in samples.event_ms])
                 rows.setdefault(variant, []).append(row)
                 print(key, variant, {k: round(v, 1) for k, v in row.items()}, flush=True)
         for variant, measured in list(rows.items()):
             medians = [m["median_us"] for m in measured]
             rows[f"{variant}_cv_pct"] = _cv(medians)
-        del model, bases, call
-        torch.cuda.empty_cache()
     return report
+
+
+def _sample_stats(us: list[float]) -> dict:
+    deciles = statistics.quantiles(us, n=10)
+    return {
+        "median_us": statistics.median(us),
+        "mean_us": statistics.fmean(us),
+        "n": len(us),
+        "p10_us": deciles[0],
+        "p90_us": deciles[-1],
+    }
+
+
+def _honest_calls(slug: str, keys: list[str]):
+    """For each shape key ("visible1", "hidden0"): the honest solution's call on CUDA and the
+    3 seeds' inputs, as the engine times them. Each shape's memory is freed before the next."""
+    import torch
+
+    from runners.problem import load_problem
+
+    problem = load_problem(slug)
+    reference = _import(problem.path / "reference.py", "reference")
+    solution = _import(SOLUTIONS / slug / "honest.py", "solution")
+    for key in keys:
+        set_name, index = key.rstrip("0123456789"), int(key.lstrip("abcdefghijklmnopqrstuvwxyz"))
+        for name, value in getattr(problem, set_name)[index].items():
+            setattr(reference, name, value)
+        model = solution.ModelNew(*reference.get_init_inputs()).cuda().eval()
+        bases = []
+        for seed in range(3):
+            torch.manual_seed(seed)
+            bases.append([a.cuda() for a in reference.get_inputs()])
+        yield key, lambda args, m=model: m(*args), bases
+        del model, bases
+        torch.cuda.empty_cache()
 
 
 def _import(path: Path, name: str):
