@@ -44,15 +44,22 @@ def create_run(
 ) -> tuple[Run, bool]:
     """Stores an uploaded run; returns ``(run, created)``.
 
-    An upload identical to an earlier one (same files, problem, model, harness and hardware)
-    returns the earlier run. A missing or unparseable solution is accepted: grading reports it.
+    An upload identical to an earlier one by the same submitter (same files, problem, model,
+    harness and hardware) returns the earlier run; another submitter's identical upload is a run
+    of its own (a private run of someone else is never handed out, and nothing is lost). A
+    missing or unparseable solution is accepted: grading reports it.
     On any failure nothing is left behind, neither rows nor files. The first evaluation is
     queued on the run's hardware once the transaction commits.
     """
     check_run_files(files)
     digests = _Digests.of(files)
     key = content_key(
-        digests, problem=problem, model=language_model, harness=harness, hardware=hardware
+        digests,
+        submitter=submitter,
+        problem=problem,
+        model=language_model,
+        harness=harness,
+        hardware=hardware,
     )
     if existing := Run.objects.filter(content_key=key).first():
         return existing, False
@@ -92,8 +99,10 @@ class _Digests:
         )
 
 
-def content_key(digests: _Digests, *, problem, model, harness, hardware) -> str:
+def content_key(digests: _Digests, *, submitter, problem, model, harness, hardware) -> str:
+    # migrations/0003_content_key_per_submitter.py computes the same key for stored runs.
     identity = {
+        "submitter": submitter.pk if submitter is not None else None,
         "solution": digests.solution,
         "transcripts": sorted(digests.transcripts),
         "problem": problem.slug,

@@ -27,6 +27,16 @@ def uploader(db):
 
 @pytest.fixture
 def api(uploader):
+    return _token_client(uploader)
+
+
+@pytest.fixture
+def other_api(db):
+    """A second submitter's client."""
+    return _token_client(make_user("other"))
+
+
+def _token_client(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {make_token(uploader)}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {make_token(user)}")
     return client

@@ -144,6 +144,19 @@ def test_an_identical_upload_returns_the_existing_run(api, registry, media_root)
     assert stored_files(media_root) == files_after_first
 
 
+def test_another_submitters_identical_upload_is_a_run_of_its_own(api, other_api, registry):
+    first = api.post(URL, form(registry, **loose_files()), format="multipart")
+    again = other_api.post(URL, form(registry, **loose_files()), format="multipart")
+
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json()["id"] != first.json()["id"]
+    assert sorted(Run.objects.values_list("submitter__username", flat=True)) == [
+        "other",
+        "uploader",
+    ]
+    assert Solution.objects.count() == 1  # the file itself is still stored once
+
+
 def test_two_runs_with_one_solution_share_its_stored_file(api, registry):
     api.post(URL, form(registry, **loose_files()), format="multipart")
     other = loose_files(transcript=[upload("transcript.jsonl", SUBAGENT)])

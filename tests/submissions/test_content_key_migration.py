@@ -1,0 +1,49 @@
+"""Migration 0003 re-keys stored runs per submitter, both ways, losing nothing."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from submissions.models import Run
+from tests.submissions.helpers import form, loose_files, upload
+
+pytestmark = pytest.mark.django_db(transaction=True)
+URL = "/api/v1/runs/"
+BEFORE = [("submissions", "0002_cpu_hardware_target")]
+AFTER = [("submissions", "0003_content_key_per_submitter")]
+
+
+def migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+
+
+def keys() -> dict[str, str]:
+    return {str(uuid): key for uuid, key in Run.objects.values_list("uuid", "content_key")}
+
+
+def test_stored_keys_go_back_and_forth(api, registry):
+    api.post(URL, form(registry, **loose_files()), format="multipart")
+    other = loose_files(transcript=[upload("transcript.jsonl", b'{"type":"user"}\n')])
+    api.post(URL, form(registry, **other), format="multipart")
+    uploaded = keys()
+
+    migrate(BEFORE)
+    older = keys()
+    migrate(AFTER)
+
+    assert len(uploaded) == 2
+    assert set(older.values()).isdisjoint(uploaded.values())  # the submitter was dropped
+    assert keys() == uploaded  # and is back: the same keys the upload path computes
+
+
+def test_going_back_refuses_to_merge_two_submitters_runs(api, registry, other_api):
+    api.post(URL, form(registry, **loose_files()), format="multipart")
+    other_api.post(URL, form(registry, **loose_files()), format="multipart")
+    uploaded = keys()
+
+    with pytest.raises(RuntimeError, match="identical runs"):
+        migrate(BEFORE)
+    assert keys() == uploaded
+    migrate(AFTER)
