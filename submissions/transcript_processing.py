@@ -44,6 +44,9 @@ def process_transcript(*, run: Run) -> None:
         _mark_failed(run, f"the transcript could not be read ({type(error).__name__})")
         return
     if run.normalized_transcript:
+        from submissions.transcript_pages import forget_pages
+
+        forget_pages(run)
         run.normalized_transcript.delete(save=False)
     run.normalized_transcript.save("normalized.json.gz", ContentFile(payload), save=False)
     run.transcript_status = Run.TranscriptStatus.PARSED

@@ -6,8 +6,8 @@ from django.views.decorators.http import require_GET
 
 from submissions import selectors
 from submissions.models import Run
-from submissions.transcript_processing import load_session
-from transcripts.render import content_security_policy, render_html
+from submissions.transcript_pages import page_html
+from transcripts.render import content_security_policy
 
 
 @require_GET
@@ -24,7 +24,7 @@ def _transcript_response(request, run_id, *, download: bool) -> HttpResponse:
     run = selectors.run_for_viewer(run_id=run_id, user=request.user)
     if run.transcript_status != Run.TranscriptStatus.PARSED:
         return render(request, "submissions/transcript_pending.html", {"run": run}, status=404)
-    html = render_html(load_session(run), context=transcript_context(run))
+    html = page_html(run, transcript_context(run))
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     # The page's own hash-based policy, repeated as a header (browsers enforce every policy they
     # get, so the header must allow exactly what the meta tag allows) and closed to framing.

@@ -148,3 +148,54 @@ def test_run_page_links_the_parsed_transcript(client):
     html = client.get(run.get_absolute_url()).content.decode()
     assert reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}) in html
     assert reverse("submissions:run-transcript-download", kwargs={"run_id": run.uuid}) in html
+
+
+class CountingRenderer:
+    def __init__(self, monkeypatch):
+        from submissions import transcript_pages
+
+        self.calls = 0
+        self.real = transcript_pages.render_html
+        monkeypatch.setattr(transcript_pages, "render_html", self)
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.real(*args, **kwargs)
+
+
+def transcript_html(client, run) -> str:
+    page = client.get(reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
+    assert page.status_code == 200
+    return page.content.decode()
+
+
+def test_a_page_is_rendered_once_and_then_read_back(client, monkeypatch):
+    run = parsed_run()
+    renderer = CountingRenderer(monkeypatch)
+    first = transcript_html(client, run)
+    again = transcript_html(client, run)
+    download = client.get(
+        reverse("submissions:run-transcript-download", kwargs={"run_id": run.uuid})
+    )
+    assert renderer.calls == 1
+    assert again == first == download.content.decode()
+
+
+def test_a_new_evaluation_or_a_new_session_renders_the_page_again(client, monkeypatch):
+    from django.core.files.storage import default_storage
+
+    run = parsed_run()
+    renderer = CountingRenderer(monkeypatch)
+    before = transcript_html(client, run)
+    make_evaluation(run, score=0.4321)
+    after = transcript_html(client, run)
+    assert renderer.calls == 2
+    assert "0.4321" in after and "0.4321" not in before
+    folder = f"runs/{run.uuid}/pages"
+    assert len(default_storage.listdir(folder)[1]) == 1  # the stale page is gone
+
+    process_transcript(run=run)  # a re-parse (after a parser fix, say) drops the pages
+    assert default_storage.listdir(folder)[1] == []
+    run.refresh_from_db()
+    transcript_html(client, run)
+    assert renderer.calls == 3
