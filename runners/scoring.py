@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 from runners.hardware import Hardware, peak_fraction, speed_of_light_s
 from runners.schema import ShapeResult, TimingStats
@@ -43,9 +44,12 @@ def timing_problems(reply: dict, parent_wall_s: float) -> list[str]:
     """Reasons to distrust a timing reply: escaped work, clocks that disagree, patched timers."""
     problems = []
     if reply.get("timers_replaced"):
-        problems.append(f"timing functions were replaced: {', '.join(reply['timers_replaced'])}")
-    event, span, host = reply["event_ms"], reply["span_ms"], reply["host_ms"]
-    if not event or len(event) != len(span) or len(event) != len(host):
+        replaced = ", ".join(map(str, reply["timers_replaced"]))
+        problems.append(f"timing functions were replaced: {replaced}")
+    event, span, host = (reply.get(key) for key in ("event_ms", "span_ms", "host_ms"))
+    if not all(_finite_numbers(v) for v in (event, span, host)) or not event:
+        return [*problems, "the timing reply is malformed"]
+    if len(event) != len(span) or len(event) != len(host):
         return [*problems, "the timing reply is malformed"]
     event_median, span_median = statistics.median(event), statistics.median(span)
     if span_median > ESCAPE_RATIO * event_median + ESCAPE_SLACK_MS:
@@ -58,6 +62,13 @@ def timing_problems(reply: dict, parent_wall_s: float) -> list[str]:
     if min(event) <= 0:
         problems.append("non-positive sample times")
     return problems
+
+
+def _finite_numbers(values: Any) -> bool:
+    """A list of finite ints or floats (the candidate's process writes the reply)."""
+    return isinstance(values, list) and all(
+        type(v) in (int, float) and math.isfinite(v) for v in values
+    )
 
 
 def score_shape(

@@ -95,31 +95,60 @@ def fresh_copy(args: Sequence[Any]) -> list[Any]:
 class _Ring:
     """Distinct input copies: each call gets new tensor objects with a base's values.
 
-    Keeping the last copies alive makes the allocator hand out other addresses, and a ring one
-    longer than the number of bases pairs each address with changing values, so a cache keyed on
-    addresses or objects returns stale outputs that the re-check catches.
+    Each copy is allocated first and then filled with a base other than the one last written at
+    any of its addresses, so an address never holds the same values twice in a row whatever the
+    allocator hands out: a cache keyed on addresses or objects returns stale outputs, which the
+    re-check of timed outputs catches. The last copies, and as many outputs (up to the same
+    byte budget), are kept alive so the calls spread over many places in memory.
     """
 
     MAX_SLOTS = 64
 
     def __init__(self, bases: Sequence[Sequence[Any]], spread_bytes: int = 0):
         self.bases = bases
+        self.spread_bytes = spread_bytes
         self.slots = len(bases) + 1
-        per_call = sum(a.nbytes for a in bases[0] if isinstance(a, torch.Tensor)) if bases else 0
+        per_call = _tensor_bytes(bases[0]) if bases else 0
         if spread_bytes and per_call:
             self.slots = max(self.slots, min(self.MAX_SLOTS, spread_bytes // per_call))
         self.alive: deque[list[Any]] = deque(maxlen=self.slots)
-        self.outputs: deque[Any] = deque(maxlen=self.slots if spread_bytes else 0)
+        self.outputs: deque[Any] | None = None if spread_bytes else deque(maxlen=0)
+        self.last_base: dict[int, int] = {}  # address -> base whose values were written there
 
     def next(self, i: int) -> tuple[int, list[Any]]:
-        base = i % len(self.bases)
-        args = fresh_copy(self.bases[base])
+        preferred = i % len(self.bases)
+        shells = [
+            torch.empty_like(a) if isinstance(a, torch.Tensor) else a for a in self.bases[preferred]
+        ]
+        addresses = [a.data_ptr() for a in shells if isinstance(a, torch.Tensor) and a.numel()]
+        base = self._base_for(addresses, preferred)
+        args = [
+            shell.copy_(value) if isinstance(shell, torch.Tensor) else value
+            for shell, value in zip(shells, self.bases[base], strict=True)
+        ]
+        for address in addresses:
+            self.last_base[address] = base
         self.alive.append(args)
         return base, args
 
+    def _base_for(self, addresses: list[int], preferred: int) -> int:
+        """The first base from `preferred` on that none of `addresses` held last; else the one
+        fewest of them held."""
+        count = len(self.bases)
+        order = [(preferred + step) % count for step in range(count)]
+        return min(order, key=lambda b: sum(self.last_base.get(a) == b for a in addresses))
+
     def hold(self, out: Any) -> None:
         """Keep an output alive so the next call's output lands somewhere else too."""
+        if self.outputs is None:  # sized by the first output: as many as fit the budget
+            room = self.spread_bytes // max(_tensor_bytes(out), 1)
+            self.outputs = deque(maxlen=max(1, min(self.slots, room)))
         self.outputs.append(out)
+
+
+def _tensor_bytes(values: Any) -> int:
+    items = values if isinstance(values, list | tuple) else [values]
+    return sum(a.nbytes for a in items if isinstance(a, torch.Tensor))
 
 
 def measure(

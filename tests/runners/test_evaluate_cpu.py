@@ -124,15 +124,29 @@ def test_cpu_grading_refuses_a_problem_without_smoke_shapes(tmp_path: Path):
         evaluate(folder, HERE / "solutions" / "runtime" / "honest.py", device="cpu")
 
 
-@pytest.mark.parametrize(("one_round_us", "rounds"), [(float("inf"), 2), (0.0, 1)])
-def test_short_calls_are_timed_in_every_round_long_ones_once(monkeypatch, one_round_us, rounds):
+def test_each_short_shape_is_timed_in_every_round(monkeypatch):
     from runners import gates
 
     monkeypatch.setitem(gates.TIMING_ROUNDS, "cpu", 2)  # CUDA times 3 rounds; CPU one by default
-    monkeypatch.setattr(gates, "ONE_ROUND_US", one_round_us)
     result = run_bounded(grade_tiny, "honest")
     assert result.verdict == Verdict.OK, result.reason
     performance = next(g for g in result.gates if g.name == "performance")
     assert performance.details["settings"]["rounds"] == 2
     timed = [s for s in result.shapes if s.time]
-    assert timed and all(s.time.rounds == rounds and s.time.n >= rounds * 3 for s in timed)
+    assert timed and all(s.time.rounds == 2 and s.time.n >= 2 * 3 for s in timed)
+
+
+@pytest.mark.parametrize(
+    ("first_round_us", "settled"),
+    [
+        ([250.0, 250.1, 249.9] * 20, True),  # long and steady: one round is enough
+        ([250.0, 400.0, 150.0] * 20, False),  # long but noisy: more rounds
+        ([20.0, 20.01, 19.99] * 20, False),  # short: every round, however steady
+    ],
+)
+def test_only_long_steady_calls_settle_in_one_round(first_round_us, settled):
+    from runners import gates
+    from runners.timing import Settings
+
+    first_round_ms = [us / 1e3 for us in first_round_us]
+    assert gates._settled_in_one_round(first_round_ms, Settings()) is settled

@@ -97,3 +97,20 @@ def test_host_clock_samples_until_the_cap():
     samples = timing.measure(lambda args: args[0] + 1, [[1], [2]], device="cpu", settings=settings)
     assert len(samples.event_ms) == 3
     assert [base for base, _ in samples.kept] == [1, 0]
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"event_ms": "0.1", "span_ms": "0.1", "host_ms": "0.1"},
+        {"event_ms": [0.1, float("nan")], "span_ms": [0.1, 0.1], "host_ms": [0.1, 0.1]},
+        {"event_ms": [0.1, "0.1"], "span_ms": [0.1, 0.1], "host_ms": [0.1, 0.1]},
+        {"event_ms": [True], "span_ms": [0.1], "host_ms": [0.1]},
+        {"event_ms": [0.1]},
+        {"event_ms": [], "span_ms": [], "host_ms": []},
+    ],
+)
+def test_forged_or_broken_replies_are_rejected_as_malformed(forged):
+    assert timing_problems(forged | {"timers_replaced": []}, parent_wall_s=10.0) == [
+        "the timing reply is malformed"
+    ]

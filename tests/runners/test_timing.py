@@ -65,3 +65,28 @@ def test_ring_keeps_its_slots_of_copies_and_outputs_alive():
         ring.hold(args[0] * 2)
     assert len(ring.alive) == len(ring.outputs) == ring.slots == 6
     assert {a[0].data_ptr() for a in ring.alive}.isdisjoint({o.data_ptr() for o in ring.outputs})
+
+
+def test_an_address_never_holds_the_same_base_twice_in_a_row():
+    bases = [[torch.full((1024,), float(k))] for k in range(3)]
+    for spread in (0, 4096 * 17):  # the minimum ring, and one whose length divides by 3
+        ring = timing._Ring(bases, spread_bytes=spread)
+        last: dict[int, int] = {}
+        repeats = 0
+        for i in range(600):
+            base, args = ring.next(i)
+            assert torch.equal(args[0], bases[base][0])
+            repeats += last.get(args[0].data_ptr()) == base
+            last[args[0].data_ptr()] = base
+            ring.hold(args[0] + 1)
+        assert repeats == 0 and 1 < len(last) < 300  # addresses were reused, never with old values
+
+
+def test_held_outputs_stay_within_the_budget_when_they_are_larger_than_inputs():
+    bases = [[torch.zeros(4)] for _ in range(3)]  # 16-byte inputs
+    ring = timing._Ring(bases, spread_bytes=4096)
+    assert ring.slots == timing._Ring.MAX_SLOTS
+    for i in range(10):
+        ring.next(i)
+        ring.hold(torch.zeros(512))  # 2 KiB outputs: two fit in the budget
+    assert len(ring.outputs) == 2
