@@ -11,9 +11,8 @@ import json
 from django.db import migrations
 
 
-def _key(run, submitter_pk) -> str:
+def _key(run, *, with_submitter: bool) -> str:
     identity = {
-        "submitter": submitter_pk,
         "solution": run.solution.sha256 if run.solution_id else "",
         "transcripts": sorted([t.name, t.sha256] for t in run.transcript_files.all()),
         "problem": run.problem.slug,
@@ -21,39 +20,51 @@ def _key(run, submitter_pk) -> str:
         "harness": run.harness.slug,
         "hardware": run.hardware.slug,
     }
+    if with_submitter:  # 0002's keys had no submitter field at all
+        identity["submitter"] = run.submitter_id
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
-def rekey(apps, schema_editor, *, with_submitter=True):
+def _runs(apps):
     Run = apps.get_model("submissions", "Run")
-    runs = Run.objects.select_related(
+    return Run, Run.objects.select_related(
         "solution", "problem", "language_model", "harness", "hardware"
     ).prefetch_related("transcript_files")
+
+
+def _rekey(apps, *, with_submitter: bool) -> None:
+    Run, runs = _runs(apps)
+    batch = []
     for run in runs.iterator(chunk_size=500):
-        run.content_key = _key(run, run.submitter_id if with_submitter else None)
-        run.save(update_fields=["content_key"])
+        run.content_key = _key(run, with_submitter=with_submitter)
+        batch.append(run)
+        if len(batch) == 500:
+            Run.objects.bulk_update(batch, ["content_key"])
+            batch = []
+    Run.objects.bulk_update(batch, ["content_key"])
 
 
-def unkey(apps, schema_editor):
-    # Keys without the submitter can collide again; the newest such run would have to go.
-    # Refuse rather than delete anything.
-    Run = apps.get_model("submissions", "Run")
+def forwards(apps, schema_editor):
+    _rekey(apps, with_submitter=True)
+
+
+def backwards(apps, schema_editor):
+    # Without the submitter, two users' identical runs would share a key, which the unique
+    # constraint forbids; refuse rather than delete either.
+    _, runs = _runs(apps)
     seen = set()
-    runs = Run.objects.select_related(
-        "solution", "problem", "language_model", "harness", "hardware"
-    ).prefetch_related("transcript_files")
     for run in runs.iterator(chunk_size=500):
-        key = _key(run, None)
+        key = _key(run, with_submitter=False)
         if key in seen:
             raise RuntimeError(
                 "cannot reverse: two submitters uploaded identical runs, which the older keys "
                 "would merge"
             )
         seen.add(key)
-    rekey(apps, schema_editor, with_submitter=False)
+    _rekey(apps, with_submitter=False)
 
 
 class Migration(migrations.Migration):
     dependencies = [("submissions", "0002_cpu_hardware_target")]
 
-    operations = [migrations.RunPython(rekey, unkey)]
+    operations = [migrations.RunPython(forwards, backwards)]

@@ -1,5 +1,8 @@
 """Migration 0003 re-keys stored runs per submitter, both ways, losing nothing."""
 
+import hashlib
+import json
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -23,6 +26,19 @@ def keys() -> dict[str, str]:
     return {str(uuid): key for uuid, key in Run.objects.values_list("uuid", "content_key")}
 
 
+def key_before_0003(run: Run) -> str:
+    """The content key as 0002-era code computed it (no submitter)."""
+    identity = {
+        "solution": run.solution.sha256 if run.solution else "",
+        "transcripts": sorted([t.name, t.sha256] for t in run.transcript_files.all()),
+        "problem": run.problem.slug,
+        "model": run.language_model.slug,
+        "harness": run.harness.slug,
+        "hardware": run.hardware.slug,
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
 def test_stored_keys_go_back_and_forth(api, registry):
     api.post(URL, form(registry, **loose_files()), format="multipart")
     other = loose_files(transcript=[upload("transcript.jsonl", b'{"type":"user"}\n')])
@@ -30,12 +46,11 @@ def test_stored_keys_go_back_and_forth(api, registry):
     uploaded = keys()
 
     migrate(BEFORE)
-    older = keys()
+    assert keys() == {str(run.uuid): key_before_0003(run) for run in Run.objects.all()}
     migrate(AFTER)
 
     assert len(uploaded) == 2
-    assert set(older.values()).isdisjoint(uploaded.values())  # the submitter was dropped
-    assert keys() == uploaded  # and is back: the same keys the upload path computes
+    assert keys() == uploaded  # the same keys the upload path computes
 
 
 def test_going_back_refuses_to_merge_two_submitters_runs(api, registry, other_api):
