@@ -60,8 +60,17 @@ def _stored_form(session: Session) -> bytes:
 
 
 def load_session(run: Run) -> Session:
+    return session_from_stored(stored_session(run))
+
+
+def stored_session(run: Run) -> bytes:
+    """The stored form as it is on disk (gzip JSON)."""
     with run.normalized_transcript.open("rb") as handle:
-        return Session.from_dict(json.loads(gzip.decompress(handle.read())))
+        return handle.read()
+
+
+def session_from_stored(stored: bytes) -> Session:
+    return Session.from_dict(json.loads(gzip.decompress(stored)))
 
 
 def _parse_run_files(run: Run) -> Session:

@@ -199,3 +199,20 @@ def test_a_new_evaluation_or_a_new_session_renders_the_page_again(client, monkey
     run.refresh_from_db()
     transcript_html(client, run)
     assert renderer.calls == 3
+
+
+def test_a_page_cut_short_is_never_served_and_is_rendered_again(client, monkeypatch):
+    from django.core.files.storage import default_storage
+
+    run = parsed_run()
+    renderer = CountingRenderer(monkeypatch)
+    whole = transcript_html(client, run)
+    folder = f"runs/{run.uuid}/pages"
+    [name] = default_storage.listdir(folder)[1]
+    path = Path(default_storage.path(f"{folder}/{name}"))
+    path.write_bytes(path.read_bytes()[:1000])  # as a killed worker or a full disk would leave it
+
+    assert transcript_html(client, run) == whole
+    assert renderer.calls == 2
+    assert transcript_html(client, run) == whole and renderer.calls == 2  # the rewrite is whole
+    assert default_storage.listdir(folder)[1] == [name]  # in place of the cut one
