@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from runners import environment, hardware, sandbox, scoring
+from runners import environment, hardware, sandbox, scoring, timing
 from runners.compare import Comparison, compare_call
 from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
 from runners.problem import Problem
@@ -87,7 +87,7 @@ class Grading:
         model = self.hardware.slug if self.hardware else (result.environment["gpu"] or "cpu")
         for shape in result.shapes:
             shape.baseline_key = baseline_key(
-                problem.version, shape.params, model, torch.__version__
+                problem.version, shape.params, model, torch.__version__, timing.PROTOCOL
             )
         self.folder: RunFolder | None = None
         self.oracle: Worker | None = None
@@ -369,7 +369,7 @@ class Grading:
         if reply.get("timers_replaced"):
             raise GateFailure(
                 Verdict.TIMING_REJECTED,
-                "timing functions were replaced: " + ", ".join(reply["timers_replaced"]),
+                "timing functions were replaced: " + ", ".join(map(str, reply["timers_replaced"])),
             )
         return reply
 

@@ -178,6 +178,9 @@ class ProblemInfo:
         return cls(**_known_fields(cls, data))
 
 
-def baseline_key(problem_version: str, params: dict[str, int], gpu: str, torch_version: str) -> str:
+def baseline_key(
+    problem_version: str, params: dict[str, int], gpu: str, torch_version: str, protocol: int
+) -> str:
+    """`version:shape:gpu:torch:t<timing protocol>`; the platform splits it into columns."""
     shape = ",".join(f"{k}={params[k]}" for k in sorted(params))
-    return f"{problem_version}:{shape}:{gpu}:{torch_version}"
+    return f"{problem_version}:{shape}:{gpu}:{torch_version}:t{protocol}"

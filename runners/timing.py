@@ -44,6 +44,12 @@ def timers_intact() -> list[str]:
     return [name for name, (owner, attr, fn) in _CAPTURED.items() if getattr(owner, attr) is not fn]
 
 
+# What a reported median means: bump when the loop changes it, so that reference timings cached
+# under an older protocol are measured again (it is part of every baseline_key).
+# 1: engine 0.1 (one measurement); 2: engine 0.2 (spread inputs, rounds, median of medians).
+PROTOCOL = 2
+
+
 @dataclass
 class Settings:
     warmup: int = 10

@@ -143,7 +143,11 @@ def cached_baselines(*, problem_version: str) -> dict[str, dict]:
 
 
 def _key(row: BaselineTiming) -> str:
-    return f"{row.problem_version}:{row.shape_key}:{row.gpu_model}:{row.torch_version}"
+    # runners.schema.baseline_key's format
+    return (
+        f"{row.problem_version}:{row.shape_key}:{row.gpu_model}:{row.torch_version}"
+        f":t{row.timing_protocol}"
+    )
 
 
 @transaction.atomic
@@ -154,12 +158,13 @@ def store_baselines(result: EvaluationResult) -> int:
         if shape.baseline_cached or shape.baseline_eager is None or not shape.baseline_key:
             continue
         problem_version, rest = shape.baseline_key.split(":", 1)
-        shape_key, gpu_model, torch_version = rest.rsplit(":", 2)
+        shape_key, gpu_model, torch_version, protocol = rest.rsplit(":", 3)
         BaselineTiming.objects.update_or_create(
             problem_version=problem_version,
             shape_key=shape_key,
             gpu_model=gpu_model,
             torch_version=torch_version,
+            timing_protocol=int(protocol.removeprefix("t")),
             defaults={
                 "eager": _as_dict(shape.baseline_eager),
                 "compile": _as_dict(shape.baseline_compile),

@@ -123,12 +123,14 @@ class ShapeResult(models.Model):
 
 
 class BaselineTiming(models.Model):
-    """Reference (eager and torch.compile) timings cached per shape, GPU model and torch."""
+    """Reference (eager and torch.compile) timings cached per shape, GPU model, torch and the
+    engine's timing protocol (``runners.timing.PROTOCOL``)."""
 
     problem_version = models.CharField(max_length=64)
     shape_key = models.CharField(max_length=500)
     gpu_model = models.CharField(max_length=100)
     torch_version = models.CharField(max_length=64)
+    timing_protocol = models.PositiveSmallIntegerField(default=1)
     eager = models.JSONField(null=True, blank=True)
     compile = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -136,8 +138,14 @@ class BaselineTiming(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["problem_version", "shape_key", "gpu_model", "torch_version"],
-                name="baseline_timing_unique_key",
+                fields=[
+                    "problem_version",
+                    "shape_key",
+                    "gpu_model",
+                    "torch_version",
+                    "timing_protocol",
+                ],
+                name="baseline_timing_unique_key_protocol",
             ),
         ]
 

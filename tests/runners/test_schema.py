@@ -107,8 +107,8 @@ def test_gates_are_listed_in_protocol_order():
 
 
 def test_baseline_key_sorts_shape_parameters():
-    key = baseline_key("v1", {"rows": 2, "cols": 3}, "h100-sxm", "2.11.0")
-    assert key == "v1:cols=3,rows=2:h100-sxm:2.11.0"
+    key = baseline_key("v1", {"rows": 2, "cols": 3}, "h100-sxm", "2.11.0", 2)
+    assert key == "v1:cols=3,rows=2:h100-sxm:2.11.0:t2"
 
 
 def test_problem_info_round_trips():

@@ -65,7 +65,7 @@ def _directives(solution: Path) -> dict[str, str]:
 
 def _result(args, directives: dict[str, str], baselines: dict) -> dict:
     verdict = directives.get("verdict", "ok")
-    key = f"v1:cols=33,rows=4:{GPU}:{TORCH}"
+    key = f"v1:cols=33,rows=4:{GPU}:{TORCH}:t2"
     cached = baselines.get(key)
     error = float("nan") if "nan" in directives else 0.0
     timing = {

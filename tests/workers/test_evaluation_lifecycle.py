@@ -178,10 +178,36 @@ def test_baselines_measured_once_are_reused_by_the_next_grading(
         "fake-gpu",
         "0.0-fake",
     )
+    assert stored.timing_protocol == 2
     again = evaluate(run, django_capture_on_commit_callbacks, trigger="reevaluate")
     assert first.result["shapes"][0]["baseline_cached"] is False
     assert again.result["shapes"][0]["baseline_cached"] is True
     assert BaselineTiming.objects.count() == 1
+
+
+def test_baselines_of_an_older_timing_protocol_are_measured_again(
+    fake_engine, django_capture_on_commit_callbacks
+):
+    run = make_graded_run(problem=make_problem("row_sum", version="v1"))
+    BaselineTiming.objects.create(
+        problem_version="v1",
+        shape_key="cols=33,rows=4",
+        gpu_model="fake-gpu",
+        torch_version="0.0-fake",
+        timing_protocol=1,
+        eager={
+            "median_us": 99.0,
+            "mean_us": 99.0,
+            "std_us": 0,
+            "min_us": 99.0,
+            "p10_us": 99.0,
+            "p90_us": 99.0,
+            "n": 50,
+        },
+    )
+    evaluation = evaluate(run, django_capture_on_commit_callbacks)
+    assert evaluation.result["shapes"][0]["baseline_cached"] is False
+    assert sorted(BaselineTiming.objects.values_list("timing_protocol", flat=True)) == [1, 2]
 
 
 def test_a_message_for_a_deleted_evaluation_is_logged_and_dropped(caplog):
