@@ -8,6 +8,7 @@ import ctypes
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -142,6 +143,12 @@ def cached_baselines(*, problem_version: str) -> dict[str, dict]:
     return {_key(row): {"eager": row.eager, "compile": row.compile} for row in rows}
 
 
+# runners.schema.baseline_key: version:shape:gpu:torch:t<protocol>; the shape holds no ':'.
+_BASELINE_KEY = re.compile(
+    r"(?P<version>[^:]+):(?P<shape>[^:]*):(?P<gpu>.+):(?P<torch>[^:]+):t(?P<protocol>\d{1,4})"
+)
+
+
 def _key(row: BaselineTiming) -> str:
     # runners.schema.baseline_key's format
     return (
@@ -157,14 +164,16 @@ def store_baselines(result: EvaluationResult) -> int:
     for shape in result.shapes:
         if shape.baseline_cached or shape.baseline_eager is None or not shape.baseline_key:
             continue
-        problem_version, rest = shape.baseline_key.split(":", 1)
-        shape_key, gpu_model, torch_version, protocol = rest.rsplit(":", 3)
+        parts = _BASELINE_KEY.fullmatch(shape.baseline_key)
+        if parts is None:  # an engine of another version: its timings are not cached
+            logger.warning("baseline key %r not understood; not cached", shape.baseline_key)
+            continue
         BaselineTiming.objects.update_or_create(
-            problem_version=problem_version,
-            shape_key=shape_key,
-            gpu_model=gpu_model,
-            torch_version=torch_version,
-            timing_protocol=int(protocol.removeprefix("t")),
+            problem_version=parts["version"],
+            shape_key=parts["shape"],
+            gpu_model=parts["gpu"],
+            torch_version=parts["torch"],
+            timing_protocol=int(parts["protocol"]),
             defaults={
                 "eager": _as_dict(shape.baseline_eager),
                 "compile": _as_dict(shape.baseline_compile),

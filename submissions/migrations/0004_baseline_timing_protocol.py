@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='baselinetiming',
             name='timing_protocol',
-            field=models.PositiveSmallIntegerField(default=1),
+            field=models.PositiveSmallIntegerField(db_default=1, default=1),
         ),
         migrations.AddConstraint(
             model_name='baselinetiming',

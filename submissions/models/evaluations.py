@@ -130,7 +130,7 @@ class BaselineTiming(models.Model):
     shape_key = models.CharField(max_length=500)
     gpu_model = models.CharField(max_length=100)
     torch_version = models.CharField(max_length=64)
-    timing_protocol = models.PositiveSmallIntegerField(default=1)
+    timing_protocol = models.PositiveSmallIntegerField(default=1, db_default=1)
     eager = models.JSONField(null=True, blank=True)
     compile = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from submissions import evaluations, tasks
 from submissions.models import BaselineTiming, Evaluation, Run, ShapeResult
-from tests.factories import make_problem
+from tests.factories import make_problem, make_result
 from tests.workers.conftest import make_cpu_hardware, make_graded_run
 
 pytestmark = pytest.mark.django_db
@@ -244,3 +244,25 @@ def _result(verdict: str):
     from runners.schema import EvaluationResult
 
     return EvaluationResult(problem="softmax", problem_version="v1", device="cpu", verdict=verdict)
+
+
+def test_a_baseline_key_of_another_engine_version_is_not_cached_and_fails_nothing(caplog):
+    from runners.schema import EvaluationResult, TimingStats
+    from submissions.grading import cached_baselines, store_baselines
+
+    result = EvaluationResult.from_dict(make_result())
+    eager = {
+        "median_us": 9.0,
+        "mean_us": 9.0,
+        "std_us": 0.0,
+        "min_us": 9.0,
+        "p10_us": 9.0,
+        "p90_us": 9.0,
+        "n": 50,
+    }
+    keys = ["v1:batch=8,dim=1024:h100-sxm:2.11.0", "v1:batch=8,dim=1024:NVIDIA: X:2.11.0:t2"]
+    for shape, key in zip(result.shapes, keys, strict=True):
+        shape.baseline_key, shape.baseline_eager = key, TimingStats.from_dict(eager)
+    assert store_baselines(result) == 1  # the 0.1-era key (no protocol) is skipped
+    assert "not understood" in caplog.text
+    assert list(cached_baselines(problem_version="v1")) == [keys[1]]  # a ':' in a GPU name too
