@@ -271,7 +271,7 @@ class Grading:
             message, settings.cap_s + self.limits.timing_margin_s, Verdict.RUNTIME_ERROR, plan
         )
         problems = scoring.timing_problems(reply, time.monotonic() - started)
-        if not reply.get("event_ms"):
+        if not scoring.well_formed(reply):
             out.unlink(missing_ok=True)
             return problems  # nothing to summarize: the problems name the malformed reply
         recheck = self._compare(plan, reply, out, "kept")

@@ -46,11 +46,9 @@ def timing_problems(reply: dict, parent_wall_s: float) -> list[str]:
     if reply.get("timers_replaced"):
         replaced = ", ".join(map(str, reply["timers_replaced"]))
         problems.append(f"timing functions were replaced: {replaced}")
-    event, span, host = (reply.get(key) for key in ("event_ms", "span_ms", "host_ms"))
-    if not all(_finite_numbers(v) for v in (event, span, host)) or not event:
+    if not well_formed(reply):
         return [*problems, "the timing reply is malformed"]
-    if len(event) != len(span) or len(event) != len(host):
-        return [*problems, "the timing reply is malformed"]
+    event, span, host = reply["event_ms"], reply["span_ms"], reply["host_ms"]
     event_median, span_median = statistics.median(event), statistics.median(span)
     if span_median > ESCAPE_RATIO * event_median + ESCAPE_SLACK_MS:
         problems.append(
@@ -62,6 +60,15 @@ def timing_problems(reply: dict, parent_wall_s: float) -> list[str]:
     if min(event) <= 0:
         problems.append("non-positive sample times")
     return problems
+
+
+def well_formed(reply: dict) -> bool:
+    """Non-empty sample lists of equal length holding finite numbers only (the candidate's
+    process writes the reply, so nothing else about it is taken on trust)."""
+    event, span, host = (reply.get(key) for key in ("event_ms", "span_ms", "host_ms"))
+    if not all(_finite_numbers(v) for v in (event, span, host)):
+        return False
+    return bool(event) and len(event) == len(span) == len(host)
 
 
 def _finite_numbers(values: Any) -> bool:

@@ -65,10 +65,10 @@ class Settings:
     # the flush and the start event, so a host that lags behind the flush still has its call
     # queued before the window opens.
     hold_cycles: int = 0
-    # Distinct input copies (and candidate outputs) kept alive, up to this many bytes: each
-    # allocation sits at its own place in memory, and a memory-bound kernel's time depends on
-    # it by a few percent, so the median of a process that saw few places varies between
-    # processes. 0 keeps the minimum ring (one copy more than the bases).
+    # Distinct input copies (and, within the same budget, candidate outputs) kept alive, up to
+    # this many bytes, so the timed calls see many places in memory rather than a handful. On
+    # the H100 this did not measurably change reproducibility (docs/benchmarks.md, "Engine");
+    # the shipped loop was measured with it. 0 keeps the minimum ring (one more than the bases).
     spread_bytes: int = 0
 
     @classmethod

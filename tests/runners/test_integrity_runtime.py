@@ -76,6 +76,12 @@ def test_exiting_early_with_status_zero_is_a_runtime_error():
     assert result.verdict == Verdict.RUNTIME_ERROR
 
 
+def test_forged_sample_lists_are_rejected_as_malformed():
+    result = grade_tiny("forges_samples", static=False)
+    assert result.verdict == Verdict.TIMING_REJECTED, result.reason
+    assert "the timing reply is malformed" in result.reason
+
+
 def test_timer_patched_after_import_is_rejected():
     result = grade_tiny("patches_timer", static=False)
     assert result.verdict == Verdict.TIMING_REJECTED
