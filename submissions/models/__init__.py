@@ -1,15 +1,24 @@
 from submissions.models.evaluations import BaselineTiming, Evaluation, ShapeResult
-from submissions.models.registry import HardwareTarget, Harness, LanguageModel, Problem
+from submissions.models.boards import BoardSnapshot
+from submissions.models.registry import (
+    HardwareTarget,
+    Harness,
+    LanguageModel,
+    ModelPrice,
+    Problem,
+)
 from submissions.models.runs import Run, Solution, TranscriptFile
 from submissions.models.tokens import ApiToken
 
 __all__ = [
     "ApiToken",
     "BaselineTiming",
+    "BoardSnapshot",
     "Evaluation",
     "HardwareTarget",
     "Harness",
     "LanguageModel",
+    "ModelPrice",
     "Problem",
     "Run",
     "ShapeResult",

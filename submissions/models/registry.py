@@ -57,6 +57,9 @@ class HardwareTarget(models.Model):
     )
     device = models.CharField(max_length=8, choices=Device.choices, default=Device.CUDA)
     is_ranked = models.BooleanField(default=False)
+    # Roofs for charts, copied from the engine's hardware table by sync_problems.
+    bandwidth_gbps = models.FloatField(null=True, blank=True)
+    peak_tflops = models.JSONField(default=dict, blank=True, help_text="Dense peak per dtype")
 
     class Meta:
         ordering = ["name"]
@@ -86,6 +89,9 @@ class Problem(models.Model):
     version = models.CharField(max_length=64, help_text="Content hash of the problem folder")
     visible_count = models.PositiveIntegerField(default=0)
     hidden_count = models.PositiveIntegerField(default=0)
+    peak_dtype = models.CharField(max_length=16, blank=True)
+    statement = models.TextField(blank=True, help_text="PROMPT.md, exactly as agents see it")
+    visible_shapes = models.JSONField(default=list, blank=True)
     is_active = models.BooleanField(default=True)
     synced_at = models.DateTimeField()
 
@@ -94,3 +100,31 @@ class Problem(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class ModelPrice(models.Model):
+    """A language model's list price from a date on; the latest one in force prices a run."""
+
+    language_model = models.ForeignKey(
+        LanguageModel, on_delete=models.CASCADE, related_name="prices"
+    )
+    effective_from = models.DateField()
+    input_usd_per_mtok = models.FloatField()
+    cached_input_usd_per_mtok = models.FloatField(null=True, blank=True)
+    output_usd_per_mtok = models.FloatField()
+    source = models.URLField(blank=True)
+
+    class Meta:
+        ordering = ["language_model", "-effective_from"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["language_model", "effective_from"], name="model_price_unique_date"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(input_usd_per_mtok__gte=0, output_usd_per_mtok__gte=0),
+                name="model_price_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.language_model} from {self.effective_from}"

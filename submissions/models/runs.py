@@ -88,13 +88,25 @@ class Run(models.Model):
     content_key = models.CharField(max_length=64, editable=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
     published = models.BooleanField(default=False)
+    # The evaluation the run is ranked by; kept current by services.evaluations only.
+    headline_evaluation = models.ForeignKey(
+        "submissions.Evaluation",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     metadata = models.JSONField(default=dict, blank=True)
     wall_time_s = models.FloatField(null=True, blank=True)
     turns = models.PositiveIntegerField(null=True, blank=True)
     input_tokens = models.BigIntegerField(null=True, blank=True)
     output_tokens = models.BigIntegerField(null=True, blank=True)
+    cached_input_tokens = models.BigIntegerField(null=True, blank=True)
+    reasoning_tokens = models.BigIntegerField(null=True, blank=True)
     cost_usd = models.FloatField(null=True, blank=True)
+    # Where each figure above came from: {"input_tokens": "metadata" | "transcript" | "prices"}.
+    figure_sources = models.JSONField(default=dict, blank=True)
     cli_version = models.CharField(max_length=100, blank=True)
     prompt_hash = models.CharField(max_length=128, blank=True)
 
