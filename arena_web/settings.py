@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_filters",
     "submissions",
 ]
 
@@ -153,7 +154,7 @@ LOGIN_URL = "admin:login"
 # REST API
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "submissions.tokens.ApiTokenAuthentication",
+        "submissions.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
@@ -191,8 +192,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Queues an eager (in-process) grading can serve; the admin and API refuse re-gradings on others.
+ARENA_EAGER_QUEUES = env_list("ARENA_EAGER_QUEUES", ["cpu"])
 
-# --- Evaluation workers (submissions.evaluations; docs/architecture.md "Celery queues") ---
+# --- Evaluation workers (submissions.services.evaluations; docs/architecture.md "Celery queues") ---
 # The engine's command line; tests point it at a fake engine for fault injection.
 ARENA_ENGINE_COMMAND = shlex.split(env_str("ARENA_ENGINE_COMMAND")) or [
     sys.executable,

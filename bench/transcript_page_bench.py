@@ -51,7 +51,7 @@ def _published_run(folder: Path, copies: int):
         Run,
         TranscriptFile,
     )
-    from submissions.transcript_processing import process_transcript
+    from submissions.services.transcripts import process_transcript
 
     call_command("migrate", verbosity=0)
     call_command("sync_problems", verbosity=0)

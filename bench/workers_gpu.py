@@ -69,13 +69,13 @@ def _prepare(device: str):
     from django.core.management import call_command
 
     from submissions.models import HardwareTarget
-    from submissions.registry import (
+    from submissions.services.registry import (
         engine_problems,
         ensure_cpu_target,
         seed_registry,
         sync_problems,
     )
-    from submissions.tokens import issue_token
+    from submissions.services.tokens import issue_token
 
     call_command("migrate", verbosity=0)
     sync_problems(infos=engine_problems())
@@ -182,7 +182,7 @@ def _first_evaluation(run):
 
 
 def _reevaluate(runs, hardware):
-    from submissions.evaluations import reevaluate
+    from submissions.services.evaluations import reevaluate
 
     return reevaluate(runs=runs, hardware=hardware)
 
@@ -232,7 +232,7 @@ def _compare_with_cli(summary: dict, device: str) -> dict:
     from submissions.models import Evaluation
 
     stored = Evaluation.objects.get(pk=summary["id"]).result
-    from submissions.grading import cached_baselines
+    from submissions.services.engine import cached_baselines
 
     folder = Path(tempfile.mkdtemp())
     out, baselines = folder / "direct.json", folder / "baselines.json"

@@ -1,7 +1,7 @@
-"""`python -m runners evaluate | pack | problems`.
+"""`python -m runners evaluate | pack | problems | hardware`.
 
 Exit status 0 whenever a result was written, also for a failing candidate; 2 for bad arguments
-or an unknown problem. `problems` never imports torch.
+or an unknown problem. `problems` and `hardware` never import torch.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runners.schema import EvaluationResult, ProblemInfo
+from runners.schema import EvaluationResult
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("problems", help="list the problem deck")
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=_problems)
+    table = commands.add_parser("hardware", help="list the hardware table (roofline figures)")
+    table.add_argument("--json", action="store_true")
+    table.set_defaults(handler=_hardware)
     return parser
 
 
@@ -51,7 +54,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        args.json.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        args.json.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n")
     print(format_summary(result))
     return 0
 
@@ -115,25 +118,25 @@ def _pack(args: argparse.Namespace) -> int:
 
 
 def _problems(args: argparse.Namespace) -> int:
+    from runners.pack import problem_info
     from runners.problem import list_problems
 
-    infos = [
-        ProblemInfo(
-            slug=p.slug,
-            title=p.title,
-            category=p.category,
-            regime=p.regime,
-            version=p.version,
-            visible_count=len(p.visible),
-            hidden_count=len(p.hidden),
-            peak_dtype=p.peak_dtype,
-            cpu_capable=p.cpu_capable,
-        )
-        for p in list_problems()
-    ]
+    infos = [problem_info(p) for p in list_problems()]
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=2))
     else:
         for info in infos:
             print(f"{info.slug:<12} {info.regime:<7} {info.version[:12]}  {info.title}")
+    return 0
+
+
+def _hardware(args: argparse.Namespace) -> int:
+    from runners.hardware import ROWS
+
+    if args.json:
+        print(json.dumps([hw.to_dict() for hw in ROWS], indent=2))
+        return 0
+    for hw in ROWS:
+        basis = "measured" if hw.measured else "declared"
+        print(f"{hw.slug:<14} {hw.bandwidth_gbps:8.1f} GB/s  {basis:<8}  {hw.name}")
     return 0

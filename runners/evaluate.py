@@ -9,6 +9,7 @@ from typing import Any
 
 from runners import ENGINE_VERSION, sandbox
 from runners.gates import GateFailure, Grading
+from runners.performance import Performance
 from runners.problem import Problem, ProblemError, load_problem
 from runners.schema import GATE_NAMES, EvaluationResult, GateResult, Verdict
 from runners.static_check import check_source
@@ -78,13 +79,14 @@ def _grade(
         baselines=baselines,
         limits=limits or sandbox.Limits(),
     )
+    performance = Performance(grading)
     try:
         steps = {
             "build": grading.build,
             "correct_visible": grading.correct_visible,
             "correct_hidden": grading.correct_hidden,
-            "performance": grading.performance,
-            "score": grading.score,
+            "performance": performance.performance,
+            "score": performance.score,
         }
         for name, step in steps.items():
             if not _run_gate(result, name, step):

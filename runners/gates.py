@@ -1,12 +1,14 @@
-"""The gates after the static one, driving the reference and candidate processes."""
+"""The build and correctness gates, driving the reference and candidate processes.
+
+`Grading` holds what every later gate shares (the shape plans and results, the run folder, the
+two processes); `runners.performance` times and scores what these gates passed.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import stat
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -14,49 +16,19 @@ from typing import Any
 
 import torch
 
-from runners import environment, hardware, sandbox, scoring, timing
+from runners import environment, hardware, sandbox, timing
 from runners.compare import Comparison, compare_call
 from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
 from runners.problem import Problem
-from runners.schema import (
-    EvaluationResult,
-    GateResult,
-    ShapeResult,
-    TimingStats,
-    Verdict,
-    baseline_key,
-)
-from runners.timing import Settings, relative_standard_error
+from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
 from runners.workers import Worker, WorkerDied, WorkerError, WorkerTimeout
 
 PREPARE_TIMEOUT_S = 900.0
-BASELINE_TIMEOUT_S = 600.0
-DEFAULT_TIME_CAP_S = 2.0
-# At least 2x L2, and never under do_bench's 256 MiB: zeroing it keeps the device busy (~85 us on
-# an H100) while the host launches the timed call, so launch latency stays out of the window.
-FLUSH_MIN_BYTES = 256 * 2**20
-# Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
-SPREAD_BYTES = 2 * 2**30
-# Each shape is timed in this many rounds, one after another over all shapes, each round with a
-# share of the shape's time cap: a slow episode (late launches adding microseconds to every call
-# for seconds, seen on the H100) falls in one round, whose median the median of medians ignores.
-TIMING_ROUNDS = {"cuda": 3, "cpu": 1}
-# Calls at least this long are timed in the first round only: a few microseconds are noise to
-# them, and re-checking their large outputs every round would double the gate's cost.
-ONE_ROUND_US = 200.0
 
 
 def _listed(value: Any) -> list:
     """A list from the candidate's reply, or nothing: its process writes the reply."""
     return value if isinstance(value, list) else []
-
-
-def _settled_in_one_round(first_round_ms: list[float], settings: Settings) -> bool:
-    """A call of ONE_ROUND_US or more whose first round reached the error target is not timed
-    again; shorter calls, and long ones still noisy, get every round."""
-    median_us = statistics.median(first_round_ms) * 1e3
-    rse = relative_standard_error(first_round_ms)
-    return median_us >= ONE_ROUND_US and rse < settings.rse_target
 
 
 class GateFailure(Exception):
@@ -82,7 +54,7 @@ class Grading:
         self.shapes = {plan.id: _shape_result(plan) for plan in self.visible + self.hidden}
         result.shapes = list(self.shapes.values())
         result.environment.update(environment.describe(device))
-        self.hardware = hardware.detect(result.environment["gpu"] or "")
+        self.hardware = hardware.for_device(device, result.environment["gpu"] or "")
         result.environment["hardware"] = self.hardware.slug if self.hardware else None
         model = self.hardware.slug if self.hardware else (result.environment["gpu"] or "cpu")
         for shape in result.shapes:
@@ -106,9 +78,9 @@ class Grading:
             "in_dir": str(self.folder.in_dir),
             "ref_dir": str(self.folder.ref_dir),
         }
-        self._ask_oracle(message, PREPARE_TIMEOUT_S)
+        self.ask_reference(message, PREPARE_TIMEOUT_S)
         self.result.cost["reference_s"] = round(time.perf_counter() - started, 3)
-        reply = self._ask(
+        reply = self.ask_candidate(
             {"op": "build", **self._model_files(self.visible[0])},
             self.limits.build_s,
             Verdict.BUILD_ERROR,
@@ -149,7 +121,7 @@ class Grading:
             "state": str(self.folder.in_dir / f"state_{plan.id}.pt"),
         }
 
-    def _call_files(self, plan: ShapePlan, out: Path) -> dict[str, str]:
+    def call_files(self, plan: ShapePlan, out: Path) -> dict[str, str]:
         inputs = str(self.folder.in_dir / f"inputs_{plan.id}.pt")
         return {**self._model_files(plan), "out": str(out), "inputs": inputs}
 
@@ -170,9 +142,9 @@ class Grading:
         failed = []
         for plan in plans:
             out = self.folder.cand / f"out_{plan.id}.pt"
-            message = {"op": "run", **self._call_files(plan, out)}
-            reply = self._ask(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
-            comparison = self._compare(plan, reply, out, "outputs")
+            message = {"op": "run", **self.call_files(plan, out)}
+            reply = self.ask_candidate(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
+            comparison = self.compare(plan, reply, out, "outputs")
             out.unlink(missing_ok=True)
             self._record(plan, comparison)
             if not comparison.correct:
@@ -188,7 +160,7 @@ class Grading:
             )
         gate.reason = f"{len(plans)} shape(s) x {gate.details['seeds_per_shape']} seeds match"
 
-    def _compare(self, plan: ShapePlan, reply: dict, out: Path, key: str) -> Comparison:
+    def compare(self, plan: ShapePlan, reply: dict, out: Path, key: str) -> Comparison:
         comparison = Comparison()
         for message in _listed(reply.get("type_errors")):
             comparison.fail(str(message)[:200])
@@ -224,127 +196,8 @@ class Grading:
         if plan.set == "hidden" and shape.error:
             shape.error = re.sub(r"\([^)]*\)", "(...)", shape.error)  # no held-out sizes
 
-    # -- performance ---------------------------------------------------------------------
-    def performance(self, gate: GateResult) -> None:
-        rounds = TIMING_ROUNDS[self.device]
-        settings = self._settings()
-        settings = dataclasses.replace(settings, cap_s=settings.cap_s / rounds)
-        gate.details["settings"] = settings.__dict__ | {"rounds": rounds}
-        samples: dict[str, list[list[float]]] = {plan.id: [] for plan in self._timed_plans()}
-        for round_ in range(rounds):
-            for plan in self._timed_plans():
-                if round_ and _settled_in_one_round(samples[plan.id][0], settings):
-                    continue
-                problems = self._time_candidate(plan, settings, samples[plan.id])
-                if problems:
-                    raise GateFailure(
-                        Verdict.TIMING_REJECTED,
-                        f"{plan.label}: {problems[0]}",
-                        {"problems": problems if plan.set != "hidden" else []},
-                    )
-        gate.reason = f"{len(self._timed_plans())} shape(s) timed"
-        if rounds > 1:
-            gate.reason += f" (calls under {ONE_ROUND_US:.0f} us in {rounds} rounds)"
-        if self.device == "cpu":
-            gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
-
-    def _timed_plans(self) -> list[ShapePlan]:
-        return self.visible if self.device == "cpu" else self.visible + self.hidden
-
-    def _settings(self) -> Settings:
-        cap = self.problem.time_cap_s or DEFAULT_TIME_CAP_S
-        if self.device == "cpu":
-            return Settings(warmup=1, min_samples=3, max_samples=20, cap_s=min(cap, 0.5))
-        l2 = max(environment.l2_bytes(), self.hardware.l2_bytes if self.hardware else 0)
-        return Settings(
-            cap_s=cap, flush_bytes=max(2 * l2, FLUSH_MIN_BYTES), spread_bytes=SPREAD_BYTES
-        )
-
-    def _time_candidate(
-        self, plan: ShapePlan, settings: Settings, rounds: list[list[float]]
-    ) -> list[str]:
-        """Time one round of `plan` and add its samples to `rounds` (the earlier rounds')."""
-        out = self.folder.cand / f"timed_{plan.id}.pt"
-        message = {"op": "time", **self._call_files(plan, out), "settings": settings.__dict__}
-        started = time.monotonic()
-        reply = self._ask(
-            message, settings.cap_s + self.limits.timing_margin_s, Verdict.RUNTIME_ERROR, plan
-        )
-        problems = scoring.timing_problems(reply, time.monotonic() - started)
-        if not scoring.well_formed(reply):
-            out.unlink(missing_ok=True)
-            return problems  # nothing to summarize: the problems name the malformed reply
-        recheck = self._compare(plan, reply, out, "kept")
-        out.unlink(missing_ok=True)
-        if not recheck.correct:
-            problems.append(f"outputs of timed calls are wrong ({recheck.error})")
-        shape = self.shapes[plan.id]
-        rounds.append(reply["event_ms"])
-        shape.time = scoring.summarize(rounds)
-        if self.hardware and self.device == "cuda":
-            floor = scoring.score_shape(shape, hardware=self.hardware, **self._work(plan))
-            problems += [floor] if floor else []
-        return problems
-
-    def _work(self, plan: ShapePlan) -> dict[str, Any]:
-        return {
-            "regime": self.problem.regime,
-            "dtype": self.problem.peak_dtype,
-            "flops": self.problem.flops(plan.params),
-            "nbytes": self.problem.bytes(plan.params),
-        }
-
-    # -- score ---------------------------------------------------------------------------
-    def score(self, gate: GateResult) -> None:
-        self._close_candidate()
-        started = time.perf_counter()
-        notes = [note for plan in self._timed_plans() if (note := self._baselines(plan))]
-        self.result.cost["baselines_s"] = round(time.perf_counter() - started, 3)
-        for plan in self._timed_plans():
-            scoring.score_shape(self.shapes[plan.id], hardware=self.hardware, **self._work(plan))
-        gate.details["baseline_notes"] = notes[:5]
-        if self.device != "cuda" or self.hardware is None:
-            self.result.score = self.result.hidden_score = None
-            gate.reason = "no roofline on this device: score is null"
-            return
-        self.result.score = scoring.geomean([self.shapes[p.id].peak_fraction for p in self.visible])
-        self.result.hidden_score = scoring.geomean(
-            [self.shapes[p.id].peak_fraction for p in self.hidden]
-        )
-        gate.reason = f"geomean of {len(self.visible)} visible peak fractions"
-
-    def _baselines(self, plan: ShapePlan) -> str | None:
-        shape = self.shapes[plan.id]
-        cached = self.cached.get(shape.baseline_key)
-        if cached:
-            shape.baseline_eager = TimingStats.from_dict(cached.get("eager"))
-            shape.baseline_compile = TimingStats.from_dict(cached.get("compile"))
-            shape.baseline_cached = True
-            return None
-        if self.device != "cuda":
-            return None  # CPU timings compare with nothing
-        for compiled in (False, True):
-            try:
-                stats = self._time_reference(plan, compiled)
-            except GateFailure as failure:
-                return f"{plan.label} {'compile' if compiled else 'eager'}: {failure.reason}"
-            setattr(shape, "baseline_compile" if compiled else "baseline_eager", stats)
-        return None
-
-    def _time_reference(self, plan: ShapePlan, compiled: bool):
-        message = {
-            "op": "baseline",
-            "shape": plan.message(),
-            "device": self.device,
-            "compile": compiled,
-            "settings": self._settings().__dict__,
-            "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
-        }
-        reply = self._ask_oracle(message, BASELINE_TIMEOUT_S)
-        return scoring.summarize([reply["event_ms"]])
-
     # -- processes -----------------------------------------------------------------------
-    def _ask(self, message: dict, timeout_s: float, verdict: str, plan: ShapePlan) -> dict:
+    def ask_candidate(self, message: dict, timeout_s: float, verdict: str, plan: ShapePlan) -> dict:
         try:
             reply = self.candidate.request(message, timeout_s=timeout_s)
         except WorkerTimeout:
@@ -373,7 +226,7 @@ class Grading:
             )
         return reply
 
-    def _ask_oracle(self, message: dict, timeout_s: float) -> dict:
+    def ask_reference(self, message: dict, timeout_s: float) -> dict:
         try:
             reply = self.oracle.request(message, timeout_s=timeout_s)
         except WorkerError as exc:
@@ -383,13 +236,13 @@ class Grading:
             raise GateFailure(Verdict.INFRA_ERROR, f"reference process: {reply.get('error')}")
         return reply
 
-    def _close_candidate(self) -> None:
+    def close_candidate(self) -> None:
         if self.candidate:
             self.candidate.close()
             self.candidate = None
 
     def close(self) -> None:
-        self._close_candidate()
+        self.close_candidate()
         if self.oracle:
             self.oracle.close()
         if self.folder:

@@ -1,12 +1,13 @@
-"""Dense peak throughput and memory bandwidth of the GPUs the arena grades on.
+"""Dense peak throughput and memory bandwidth of the hardware the arena grades on.
 
-Vendor datasheets quote tensor-core figures "with sparsity"; every figure here is the dense one
-(half the sparse figure). Stdlib only.
+Vendor datasheets quote tensor-core figures "with sparsity"; every GPU figure here is the dense
+one (half the sparse figure). The CPU row is our own declaration, not a measurement. Stdlib only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -17,9 +18,14 @@ class Hardware:
     peak_tflops: dict[str, float]  # dense, per dtype; fp32 is the non-tensor-core rate
     l2_bytes: int
     sources: dict[str, str] = field(default_factory=dict)
+    device: str = "cuda"
+    measured: bool = False  # False: declared figures (a datasheet's or our own), never timed here
 
     def peak_for(self, dtype: str) -> float | None:
         return self.peak_tflops.get(dtype)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 _H100_DATASHEET = "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100)"
@@ -91,11 +97,36 @@ TABLE: tuple[Hardware, ...] = (
     ),
 )
 
-_BY_SLUG = {hw.slug: hw for hw in TABLE}
+# The CPU target grades smoke shapes under the Triton interpreter on whatever CI or demo machine
+# runs it; its roofline is a modest declared one, so its peak fractions read as figures and are
+# never ranked (timings_comparable is false on CPU).
+CPU = Hardware(
+    slug="cpu",
+    name="CPU (declared figures)",
+    bandwidth_gbps=25.6,
+    peak_tflops={"fp32": 0.1, "bf16": 0.1, "fp16": 0.1},
+    l2_bytes=2**20,
+    sources={
+        "all": "declared, not measured: one x86-64 core at about 3 GHz with two 256-bit FMA "
+        "units (2 x 8 lanes x 2 flops x 3.1 GHz = 0.1 TFLOPS fp32; bf16 and fp16 computed in "
+        "fp32), one DDR4-3200 channel (25.6 GB/s), 1 MiB L2"
+    },
+    device="cpu",
+)
+
+# Every row, for listings and by_slug; detect() picks GPUs from TABLE only.
+ROWS: tuple[Hardware, ...] = (*TABLE, CPU)
+
+_BY_SLUG = {hw.slug: hw for hw in ROWS}
 
 
 def by_slug(slug: str) -> Hardware | None:
     return _BY_SLUG.get(slug)
+
+
+def for_device(device: str, gpu_name: str) -> Hardware | None:
+    """The declared CPU row on `cpu`, otherwise the GPU's row (None for an unknown GPU)."""
+    return CPU if device == "cpu" else detect(gpu_name)
 
 
 def detect(device_name: str) -> Hardware | None:

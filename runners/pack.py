@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from runners.problem import SHAPES_PLACEHOLDER, Problem
+from runners.schema import ProblemInfo
 
 CHECK_SCRIPT = Path(__file__).resolve().parent / "pack_check.py"
 
@@ -58,6 +59,23 @@ def shapes_document(problem: Problem) -> dict[str, object]:
         "seeds": problem.seeds,
         "outputs": problem.outputs,
     }
+
+
+def problem_info(problem: Problem) -> ProblemInfo:
+    """The deck listing's entry: the statement as the pack writes it, visible shapes only."""
+    return ProblemInfo(
+        slug=problem.slug,
+        title=problem.title,
+        category=problem.category,
+        regime=problem.regime,
+        version=problem.version,
+        visible_count=len(problem.visible),
+        hidden_count=len(problem.hidden),
+        peak_dtype=problem.peak_dtype,
+        cpu_capable=problem.cpu_capable,
+        statement=render_prompt(problem),
+        visible_shapes=[dict(shape) for shape in problem.visible],
+    )
 
 
 def _write(path: Path, text: str) -> Path:

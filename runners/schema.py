@@ -5,6 +5,8 @@ Stdlib only: the web process imports this module and must never pull in torch.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -126,6 +128,11 @@ class ShapeResult:
 
 @dataclass
 class EvaluationResult:
+    """One grading. `to_dict()` is always finite JSON: a NaN or infinite float anywhere in the
+    result (the errors of a wildly wrong output, say) is written as null, and `non_finite` lists
+    where, as paths such as `shapes[3].max_rel_err`, `score` or `gates[2].details.key`. Reading
+    it back keeps the null and the list, so `from_dict(to_dict())` writes the same dict again."""
+
     problem: str
     problem_version: str
     device: str
@@ -143,9 +150,13 @@ class EvaluationResult:
     cost: dict[str, float] = field(default_factory=dict)
     engine_version: str = ""
     schema_version: int = SCHEMA_VERSION
+    non_finite: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        found: list[str] = []
+        data = _finite(asdict(self), "", found)
+        data["non_finite"] = list(dict.fromkeys([*self.non_finite, *found]))
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluationResult:
@@ -158,8 +169,27 @@ class EvaluationResult:
         return next((g for g in self.gates if g.name == name), None)
 
 
+def _finite(value: Any, path: str, found: list[str]) -> Any:
+    """`value` with every NaN or infinite float replaced by None, their paths added to `found`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        found.append(path)
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{path}.{k}" if path else str(k), found) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_finite(v, f"{path}[{i}]", found) for i, v in enumerate(value)]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
 @dataclass
 class ProblemInfo:
+    """One problem of the deck as `python -m runners problems --json` lists it.
+
+    `statement` is PROMPT.md exactly as the agent pack gives it to agents (the visible shapes'
+    table filled in); `visible_shapes` are the visible shapes' parameter dicts, in order. Neither
+    holds anything held out."""
+
     slug: str
     title: str
     category: str
@@ -169,6 +199,8 @@ class ProblemInfo:
     hidden_count: int
     peak_dtype: str = ""
     cpu_capable: bool = False
+    statement: str = ""
+    visible_shapes: list[dict[str, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -178,9 +210,45 @@ class ProblemInfo:
         return cls(**_known_fields(cls, data))
 
 
+@dataclass(frozen=True)
+class BaselineKey:
+    """What cached reference timings are keyed by; `key` is the text form,
+    `version:shape:gpu:torch:t<timing protocol>`, with the shape as sorted `k=v,...`."""
+
+    problem_version: str
+    shape: str
+    gpu: str
+    torch_version: str
+    protocol: int
+
+    @property
+    def key(self) -> str:
+        parts = (self.problem_version, self.shape, self.gpu, self.torch_version)
+        return ":".join(parts) + f":t{self.protocol}"
+
+    def __str__(self) -> str:
+        return self.key
+
+
+# Neither the version, the shape nor the torch version holds a ':'; a GPU name may.
+_BASELINE_KEY = re.compile(
+    r"(?P<problem_version>[^:]+):(?P<shape>[^:]*):(?P<gpu>.+):(?P<torch_version>[^:]+)"
+    r":t(?P<protocol>[0-9]{1,4})"
+)
+
+
 def baseline_key(
     problem_version: str, params: dict[str, int], gpu: str, torch_version: str, protocol: int
 ) -> str:
-    """`version:shape:gpu:torch:t<timing protocol>`; the platform splits it into columns."""
     shape = ",".join(f"{k}={params[k]}" for k in sorted(params))
-    return f"{problem_version}:{shape}:{gpu}:{torch_version}:t{protocol}"
+    return BaselineKey(problem_version, shape, gpu, torch_version, protocol).key
+
+
+def parse_baseline_key(key: str) -> BaselineKey | None:
+    """The parts of a key `baseline_key` built; None for a key of another format (an older
+    engine's, without the timing protocol)."""
+    match = _BASELINE_KEY.fullmatch(key)
+    if match is None:
+        return None
+    parts = match.groupdict()
+    return BaselineKey(**parts | {"protocol": int(parts["protocol"])})

@@ -2,7 +2,6 @@ from django.contrib import admin, messages
 from django.db import models
 from django.utils.html import format_html
 
-from submissions import evaluations, services
 from submissions.models import (
     ApiToken,
     BaselineTiming,
@@ -10,13 +9,17 @@ from submissions.models import (
     HardwareTarget,
     Harness,
     LanguageModel,
+    ModelPrice,
     Problem,
     Run,
     ShapeResult,
     Solution,
     TranscriptFile,
 )
-from submissions.tokens import revoke_token
+from submissions.models.evaluations import SHAPE_MEASURES
+from submissions.services import evaluations, queue, runs
+from submissions.services.evaluations import no_worker_message
+from submissions.services.tokens import revoke_token
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -44,12 +47,21 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
+class ModelPriceInline(admin.TabularInline):
+    """Dated list prices: a run without a cost from its CLI is priced by the one in force."""
+
+    model = ModelPrice
+    extra = 1
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+
 @admin.register(LanguageModel)
 class LanguageModelAdmin(admin.ModelAdmin):
     list_display = ["slug", "display_name", "provider", "release_date"]
     list_filter = ["provider"]
     search_fields = ["slug", "display_name", "provider"]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    inlines = [ModelPriceInline]
 
 
 @admin.register(Harness)
@@ -113,29 +125,11 @@ class RunAdmin(admin.ModelAdmin):
     list_select_related = ["problem", "language_model", "harness", "hardware", "submitter"]
     search_fields = ["uuid", "problem__slug", "language_model__slug", "submitter__username"]
     date_hierarchy = "created_at"
+    # everything the platform wrote; staff change only ``published`` (through the actions too)
     readonly_fields = [
-        "uuid",
-        "problem",
-        "problem_version",
-        "language_model",
-        "harness",
-        "hardware",
-        "effort",
-        "submitter",
-        "created_at",
-        "solution",
-        "content_key",
-        "status",
-        "metadata",
-        "wall_time_s",
-        "turns",
-        "input_tokens",
-        "output_tokens",
-        "cost_usd",
-        "cli_version",
-        "prompt_hash",
-        "transcript_status",
-        "transcript_error",
+        field.name
+        for field in Run._meta.concrete_fields
+        if field.name not in ("id", "published", "normalized_transcript")
     ]
     exclude = ["normalized_transcript"]  # uploads are never served as media
     inlines = [TranscriptFileInline, EvaluationInline]
@@ -145,7 +139,7 @@ class RunAdmin(admin.ModelAdmin):
         return False  # runs arrive through the API
 
     def get_actions(self, request):
-        # issue 5: one "Re-evaluate on <hardware>" action per target, via submissions.evaluations
+        # one "Re-evaluate on <hardware>" action per target, via services.evaluations
         actions = super().get_actions(request)
         if self.has_change_permission(request):
             for hardware in HardwareTarget.objects.all():
@@ -155,17 +149,20 @@ class RunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Publish the selected runs")
     def publish(self, request, queryset):
-        count = services.set_published(runs=queryset, published=True)
+        count = runs.set_published(runs=queryset, published=True)
         self.message_user(request, f"Published {count} runs.", messages.SUCCESS)
 
     @admin.action(description="Unpublish the selected runs")
     def unpublish(self, request, queryset):
-        count = services.set_published(runs=queryset, published=False)
+        count = runs.set_published(runs=queryset, published=False)
         self.message_user(request, f"Unpublished {count} runs.", messages.SUCCESS)
 
 
 def _reevaluate_on(hardware: HardwareTarget):
     def action(modeladmin, request, queryset):
+        if queue.unserved([hardware]):
+            modeladmin.message_user(request, no_worker_message(hardware), messages.ERROR)
+            return
         created = evaluations.reevaluate(runs=queryset, hardware=hardware, user=request.user)
         message = f"Queued {len(created)} evaluations on {hardware.name}."
         modeladmin.message_user(request, message, messages.SUCCESS)
@@ -176,20 +173,7 @@ def _reevaluate_on(hardware: HardwareTarget):
 class ShapeResultInline(ReadOnlyInline):
     model = ShapeResult
     show_change_link = False
-    fields = [
-        "set",
-        "index",
-        "params",
-        "correct",
-        "median_us",
-        "tflops",
-        "gbps",
-        "peak_fraction",
-        "speedup_eager",
-        "speedup_compile",
-        "max_abs_err",
-        "error",
-    ]
+    fields = ["set", "index", "params", *SHAPE_MEASURES]
 
 
 @admin.register(Evaluation)

@@ -6,4 +6,5 @@ class SubmissionsConfig(AppConfig):
     verbose_name = "Kernel Arena"
 
     def ready(self) -> None:
+        from submissions import tasks  # noqa: F401  (services send these by name)
         from submissions.api import schema  # noqa: F401  (registers the token auth scheme)

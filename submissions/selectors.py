@@ -6,7 +6,7 @@ outcome and timings, never the parameters.
 
 import statistics
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, make_dataclass
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404
 
 from runners.schema import EvaluationResult, GateResult
 from submissions.models import Evaluation, Run, ShapeResult
+from submissions.models.evaluations import SHAPE_MEASURES
 
 HIDDEN_GATE_NAMES = ("correct_hidden",)
 
@@ -23,7 +24,14 @@ def recent_published_runs(*, limit: int = 50) -> QuerySet[Run]:
     return Run.objects.published().select_related(*related).order_by("-created_at")[:limit]
 
 
+def published_runs_listing() -> QuerySet[Run]:
+    """Published runs, newest first, with what a list row shows (headline included)."""
+    related = ("problem", "language_model", "harness", "hardware", "headline_evaluation")
+    return Run.objects.published().select_related(*related).order_by("-created_at", "-pk")
+
+
 def run_detail_queryset() -> QuerySet[Run]:
+    # the headline evaluation is one of the prefetched evaluations: see latest_evaluation
     evaluations = Evaluation.objects.select_related("hardware").order_by("-created_at")
     return Run.objects.select_related(
         "problem", "language_model", "harness", "hardware", "solution", "submitter"
@@ -40,40 +48,18 @@ def run_for_viewer(*, run_id, user) -> Run:
 
 
 def latest_evaluation(run: Run) -> Evaluation | None:
-    """The run's headline result: its latest completed evaluation on the run's own hardware.
-
-    A grader failure (status error) heads the run only while no evaluation there has completed,
-    so a re-grade that hit an infrastructure fault never hides an earlier grade.
-    """
-    finished = [
-        evaluation
-        for evaluation in run.evaluations.all()  # prefetched
-        if evaluation.hardware_id == run.hardware_id
-        and evaluation.status in (Evaluation.Status.DONE, Evaluation.Status.ERROR)
-    ]
-    return max(finished, key=_headline_rank, default=None)
+    """The run's headline evaluation (``Run.headline_evaluation``, kept by
+    ``services.evaluations.refresh_run``), taken from the prefetched history."""
+    if run.headline_evaluation_id is None:
+        return None
+    return next(e for e in run.evaluations.all() if e.pk == run.headline_evaluation_id)
 
 
-def _headline_rank(evaluation: Evaluation) -> tuple:
-    done = evaluation.status == Evaluation.Status.DONE
-    return (done, evaluation.finished_at or evaluation.created_at, evaluation.pk)
-
-
-@dataclass
-class PublicShape:
-    label: str
-    set: str
-    params: dict[str, Any] | None
-    correct: bool | None
-    median_us: float | None
-    tflops: float | None
-    gbps: float | None
-    peak_fraction: float | None
-    speedup_eager: float | None
-    speedup_compile: float | None
-    max_abs_err: float | None
-    max_rel_err: float | None
-    error: str = ""
+PublicShape = make_dataclass(
+    "PublicShape",
+    [("label", str), ("set", str), ("params", dict | None)]
+    + [(name, Any) for name in SHAPE_MEASURES],
+)
 
 
 @dataclass
@@ -90,28 +76,37 @@ SET_ORDER = {ShapeResult.Set.VISIBLE: 0, ShapeResult.Set.SMOKE: 1, ShapeResult.S
 
 
 def public_shapes(evaluation: Evaluation) -> list[PublicShape]:
+    """The evaluation's shapes as the public may see them; none before it is done."""
+    if evaluation.status != Evaluation.Status.DONE:
+        return []
     shapes = sorted(evaluation.shapes.all(), key=lambda s: (SET_ORDER.get(s.set, 3), s.index))
     return [_public_shape(shape) for shape in shapes]
 
 
 def _public_shape(shape: ShapeResult) -> PublicShape:
-    hidden = shape.set == ShapeResult.Set.HIDDEN
-    label = f"held-out case {shape.index + 1}" if hidden else f"{shape.set} {shape.index + 1}"
-    return PublicShape(
-        label=label,
-        set=shape.set,
-        params=None if hidden else shape.params,
-        correct=shape.correct,
-        median_us=shape.median_us,
-        tflops=shape.tflops,
-        gbps=shape.gbps,
-        peak_fraction=shape.peak_fraction,
-        speedup_eager=shape.speedup_eager,
-        speedup_compile=shape.speedup_compile,
-        max_abs_err=shape.max_abs_err,
-        max_rel_err=shape.max_rel_err,
-        error="" if hidden else shape.error,
-    )
+    fields = {name: getattr(shape, name) for name in ("set", "index", "params", *SHAPE_MEASURES)}
+    fields = redacted_shape(fields)
+    del fields["index"]
+    return PublicShape(**fields)
+
+
+def shape_label(shape_set: str, index: int) -> str:
+    if shape_set == ShapeResult.Set.HIDDEN:
+        return f"held-out case {index + 1}"
+    return f"{shape_set} {index + 1}"
+
+
+# baseline_key spells out a shape's parameters; worst_index and error can hint at its sizes.
+HIDDEN_SHAPE_REDACTIONS = {"params": None, "baseline_key": "", "worst_index": None, "error": ""}
+
+
+def redacted_shape(shape: dict) -> dict:
+    """The one place held-out parameters are removed, from a stored result's shape dict or a
+    row's fields alike; every page, export and API response goes through it. Adds the label."""
+    label = {"label": shape_label(shape["set"], shape["index"])}
+    if shape["set"] != ShapeResult.Set.HIDDEN:
+        return shape | label
+    return shape | {k: v for k, v in HIDDEN_SHAPE_REDACTIONS.items() if k in shape} | label
 
 
 def public_gates(evaluation: Evaluation) -> list[PublicGate]:
@@ -219,16 +214,9 @@ def _spread(hardware: str, label: str, times: list[float]) -> TimingSpread:
     )
 
 
-# baseline_key spells out a shape's parameters; worst_index and error can hint at its sizes.
-HIDDEN_SHAPE_REDACTIONS = {"params": None, "baseline_key": "", "worst_index": None, "error": ""}
-
-
 def public_result(evaluation: Evaluation) -> dict:
     """The stored result as the public may see it: held-out parameters removed."""
     result = dict(evaluation.result)
     result["gates"] = [asdict(gate) for gate in public_gates(evaluation)]
-    result["shapes"] = [
-        shape | HIDDEN_SHAPE_REDACTIONS if shape.get("set") == ShapeResult.Set.HIDDEN else shape
-        for shape in result.get("shapes", [])
-    ]
+    result["shapes"] = [redacted_shape(shape) for shape in result.get("shapes", [])]
     return result

@@ -1,20 +1,18 @@
-"""Celery tasks: thin wrappers that each call one service."""
+"""Celery tasks: thin wrappers that each call one service. Services send them by name
+(``submissions.services.queue``) and never import this module."""
 
 import logging
 
 from celery import shared_task
 
-from submissions import (
-    evaluations,
-    transcript_processing,
-    worker_checks,  # noqa: F401  (connects the worker's startup checks)
-)
+from submissions import worker_checks  # noqa: F401  (connects the worker's startup checks)
 from submissions.models import Evaluation, Run
+from submissions.services import evaluations, queue, transcripts
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="submissions.evaluate", acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=queue.EVALUATE, acks_late=True, reject_on_worker_lost=True)
 def evaluate(*, evaluation_id: int) -> None:
     if not Evaluation.objects.filter(pk=evaluation_id).exists():
         logger.warning("evaluation %s is gone; message dropped", evaluation_id)
@@ -27,10 +25,10 @@ def sweep_evaluations() -> None:
     evaluations.sweep()
 
 
-@shared_task(name="submissions.process_transcript")
+@shared_task(name=queue.PROCESS_TRANSCRIPT)
 def process_transcript(*, run_id: int) -> None:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         logger.warning("run %s is gone; transcript message dropped", run_id)
         return
-    transcript_processing.process_transcript(run=run)
+    transcripts.process_transcript(run=run)

@@ -163,6 +163,8 @@ _COUNT_KEYS = {
     "turns": (("turns", "num_turns"), 2**31),
     "input_tokens": (("input_tokens", "usage.input_tokens"), 2**62),
     "output_tokens": (("output_tokens", "usage.output_tokens"), 2**62),
+    "cached_input_tokens": (("cached_input_tokens", "usage.cached_input_tokens"), 2**62),
+    "reasoning_tokens": (("reasoning_tokens", "usage.reasoning_output_tokens"), 2**62),
 }
 _TEXT_KEYS = {
     "cli_version": ("cli_version", "version"),
@@ -179,8 +181,9 @@ def metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
         name: _count(_lookup(metadata, keys), ceiling=ceiling)
         for name, (keys, ceiling) in _COUNT_KEYS.items()
     }
+    sources = {name: "metadata" for name, value in columns.items() if value is not None}
     columns |= {name: _text(_lookup(metadata, keys)) for name, keys in _TEXT_KEYS.items()}
-    return columns
+    return columns | {"figure_sources": sources}
 
 
 def _lookup(metadata: dict[str, Any], keys: tuple[str, ...]) -> Any:

@@ -15,7 +15,8 @@ from submissions.models import (
     Run,
     ShapeResult,
 )
-from submissions.tokens import issue_token
+from submissions.services import evaluations
+from submissions.services.tokens import issue_token
 
 
 def make_user(username: str = "alice", **fields):
@@ -129,6 +130,7 @@ def make_evaluation(run: Run, *, result: dict | None = None, **fields) -> Evalua
     evaluation = Evaluation.objects.create(run=run, **(defaults | fields))
     for shape in result.get("shapes", []):
         make_shape_result(evaluation, **shape)
+    evaluations.refresh_run(run_id=run.pk)  # as the services do when an evaluation changes
     return evaluation
 
 

@@ -7,6 +7,7 @@ Parsers (``transcripts.parsers``) produce a ``Session``; the renderer reads one.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -128,6 +129,17 @@ class Session:
         if data.get("reported_usage") is not None:
             data["reported_usage"] = Usage(**data["reported_usage"])
         return cls(**data)
+
+
+def parse_timestamp(value: str | None) -> datetime | None:
+    """A timestamp as the CLIs write them (ISO 8601, ``Z`` for UTC); one without a zone is UTC."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _event_from_dict(data: dict) -> Event:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
-
 from transcripts.markdown import render_markdown
-from transcripts.model import Event, Kind, Session, Usage
+from transcripts.model import Event, Kind, Session, Usage, parse_timestamp
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
@@ -59,19 +57,10 @@ def session_totals(session: Session) -> dict:
 def session_duration_ms(session: Session) -> int | None:
     if session.duration_ms is not None:
         return session.duration_ms
-    start, end = _parse_time(session.started_at), _parse_time(session.ended_at)
+    start, end = parse_timestamp(session.started_at), parse_timestamp(session.ended_at)
     if start is None or end is None:
         return None
     return int((end - start).total_seconds() * 1000)
-
-
-def _parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _count_prompts(session: Session) -> int | None:

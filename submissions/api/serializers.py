@@ -11,8 +11,11 @@ from submissions.models import (
     LanguageModel,
     Problem,
     Run,
+    ShapeResult,
     TranscriptFile,
 )
+from submissions.models.evaluations import SHAPE_MEASURES
+from submissions.models.runs import RUN_FIGURES
 from submissions.uploads import is_storable_text
 
 
@@ -107,20 +110,13 @@ class RunCreatedSerializer(serializers.ModelSerializer):
         return self.context["request"].build_absolute_uri(path)
 
 
-class PublicShapeSerializer(serializers.Serializer):
-    label = serializers.CharField()
-    set = serializers.CharField()
+class PublicShapeSerializer(serializers.ModelSerializer):
+    label = serializers.CharField(help_text='"visible k", "smoke k" or "held-out case k"')
     params = serializers.DictField(allow_null=True, help_text="null for held-out shapes")
-    correct = serializers.BooleanField(allow_null=True)
-    median_us = serializers.FloatField(allow_null=True)
-    tflops = serializers.FloatField(allow_null=True)
-    gbps = serializers.FloatField(allow_null=True)
-    peak_fraction = serializers.FloatField(allow_null=True)
-    speedup_eager = serializers.FloatField(allow_null=True)
-    speedup_compile = serializers.FloatField(allow_null=True)
-    max_abs_err = serializers.FloatField(allow_null=True)
-    max_rel_err = serializers.FloatField(allow_null=True)
-    error = serializers.CharField()
+
+    class Meta:
+        model = ShapeResult
+        fields = ["label", "set", "params", *SHAPE_MEASURES]
 
 
 class PublicGateSerializer(serializers.Serializer):
@@ -215,11 +211,8 @@ class RunSerializer(RunCreatedSerializer):
             "transcripts",
             "transcript_status",
             "metadata",
-            "wall_time_s",
-            "turns",
-            "input_tokens",
-            "output_tokens",
-            "cost_usd",
+            *RUN_FIGURES,
+            "figure_sources",
             "cli_version",
             "prompt_hash",
             "latest_evaluation",
@@ -235,6 +228,48 @@ class RunSerializer(RunCreatedSerializer):
     @extend_schema_field(TimingSpreadSerializer(many=True))
     def get_timing_spread(self, run: Run) -> list:
         return TimingSpreadSerializer(selectors.timing_spread(run), many=True).data
+
+
+class HeadlineSerializer(serializers.ModelSerializer):
+    """The evaluation a run is ranked by, without its gates and shapes."""
+
+    hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Evaluation
+        fields = [
+            "hardware",
+            "status",
+            "verdict",
+            "score",
+            "hidden_score",
+            "correct_visible",
+            "correct_hidden",
+            "finished_at",
+        ]
+
+
+class RunListSerializer(RunCreatedSerializer):
+    problem = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    model = serializers.SlugRelatedField(source="language_model", slug_field="slug", read_only=True)
+    harness = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    headline = HeadlineSerializer(source="headline_evaluation", allow_null=True)
+
+    class Meta:
+        model = Run
+        fields = [
+            *RunCreatedSerializer.Meta.fields,
+            "problem",
+            "model",
+            "harness",
+            "hardware",
+            "effort",
+            "created_at",
+            *RUN_FIGURES,
+            "figure_sources",
+            "headline",
+        ]
 
 
 class ProblemSerializer(serializers.ModelSerializer):

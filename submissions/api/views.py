@@ -1,19 +1,17 @@
-import contextlib
-from collections.abc import Iterator
-
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFilesSent
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import mixins, permissions, status, viewsets
+from rest_framework import mixins, pagination, permissions, status, viewsets
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
 from submissions import selectors
 from submissions.api import serializers
-from submissions.archives import open_bundle
+from submissions.api.filters import RunFilter
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
-from submissions.services import create_run
-from submissions.uploads import IncomingFile, IntakeError, RunFiles, parse_metadata
+from submissions.services.runs import create_run_from_upload
+from submissions.uploads import IntakeError
 
 BODY_OVERHEAD = 1024 * 1024  # multipart boundaries and form fields
 UPLOAD_DESCRIPTION = """Upload one agent run (multipart, `Authorization: Token <token>`).
@@ -32,18 +30,33 @@ class PayloadTooLarge(APIException):
     default_detail = "The request is too large."
 
 
-class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Upload a run (POST, authenticated) and follow its status (GET, by UUID)."""
+class RunPagination(pagination.PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Upload a run (POST, authenticated), list published runs (GET, filtered and paginated)
+    and follow one run's status (GET, by UUID)."""
 
     lookup_field = "uuid"
     serializer_class = serializers.RunUploadSerializer
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+    pagination_class = RunPagination
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = RunFilter
 
     def get_queryset(self):
+        if self.action == "list":
+            return selectors.published_runs_listing()
         return selectors.run_detail_queryset().visible_to(self.request.user)
 
     def get_serializer_class(self):
-        return serializers.RunSerializer if self.action == "retrieve" else self.serializer_class
+        return {
+            "retrieve": serializers.RunSerializer,
+            "list": serializers.RunListSerializer,
+        }.get(self.action, self.serializer_class)
 
     def initial(self, request, *args, **kwargs):
         # Before authentication: a session's CSRF check reads the whole body.
@@ -63,7 +76,7 @@ class RunViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet):
         upload = self.get_serializer(data=_request_data(request))
         upload.is_valid(raise_exception=True)
         try:
-            run, created = _create_from(upload.validated_data, submitter=request.user)
+            run, created = create_run_from_upload(upload.validated_data, submitter=request.user)
         except IntakeError as error:
             return Response({"detail": str(error)}, status=error.status_code)
         run.refresh_from_db(fields=["status"])  # with eager Celery, grading already happened
@@ -95,37 +108,6 @@ def _request_data(request):
     except TooManyFilesSent:
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
         raise ValidationError({"detail": f"More than {limit} files in one request."}) from None
-
-
-def _create_from(data: dict, *, submitter):
-    with _run_files(data) as files:
-        return create_run(
-            submitter=submitter,
-            problem=data["problem"],
-            language_model=data["model"],
-            harness=data["harness"],
-            hardware=data["hardware"],
-            effort=data["effort"],
-            files=files,
-        )
-
-
-@contextlib.contextmanager
-def _run_files(data: dict) -> Iterator[RunFiles]:
-    metadata = parse_metadata(data["metadata"]) if data.get("metadata") else {}
-    if data.get("bundle"):
-        with open_bundle(data["bundle"]) as files:
-            files.metadata |= metadata
-            yield files
-        return
-    uploads = data.get("transcript", [])
-    names = data.get("transcript_name") or [upload.name for upload in uploads]
-    solution = data.get("solution")
-    yield RunFiles(
-        solution=IncomingFile(name="solution.py", file=solution) if solution else None,
-        transcripts=[IncomingFile(name=n, file=u) for n, u in zip(names, uploads, strict=True)],
-        metadata=metadata,
-    )
 
 
 class _RegistryViewSet(viewsets.ReadOnlyModelViewSet):

@@ -1,5 +1,5 @@
-from submissions.models.evaluations import BaselineTiming, Evaluation, ShapeResult
 from submissions.models.boards import BoardSnapshot
+from submissions.models.evaluations import BaselineTiming, Evaluation, ShapeResult
 from submissions.models.registry import (
     HardwareTarget,
     Harness,

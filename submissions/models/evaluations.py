@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 
+from runners import schema
 from submissions.models.registry import HardwareTarget
 from submissions.models.runs import Run
 
@@ -89,7 +90,25 @@ class Evaluation(models.Model):
         return f"evaluation {self.pk} of run {self.run_id}"
 
 
+# What a shape's row holds besides its identity (set, index, params): the one list that the
+# engine's result is mapped through and that the admin, API and pages show.
+SHAPE_MEASURES = (
+    "correct",
+    "median_us",
+    "tflops",
+    "gbps",
+    "peak_fraction",
+    "speedup_eager",
+    "speedup_compile",
+    "max_abs_err",
+    "max_rel_err",
+    "error",
+)
+
+
 class ShapeResult(models.Model):
+    """One shape of an evaluation, queryable; the full form is in ``Evaluation.result``."""
+
     class Set(models.TextChoices):
         VISIBLE = "visible", "Visible"
         HIDDEN = "hidden", "Held-out"
@@ -120,6 +139,19 @@ class ShapeResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.set} #{self.index}"
+
+    @classmethod
+    def from_schema(cls, shape: schema.ShapeResult, *, evaluation_id: int) -> "ShapeResult":
+        measures = {name: getattr(shape, name, None) for name in SHAPE_MEASURES}
+        measures["median_us"] = shape.time.median_us if shape.time else None
+        measures["error"] = shape.error or ""
+        return cls(
+            evaluation_id=evaluation_id,
+            set=shape.set,
+            index=shape.index,
+            params=shape.params,
+            **measures,
+        )
 
 
 class BaselineTiming(models.Model):

@@ -54,6 +54,18 @@ class RunQuerySet(models.QuerySet):
         return self.published()
 
 
+# A run's figures from its metadata or transcript (``figure_sources`` says which).
+RUN_FIGURES = (
+    "input_tokens",
+    "cached_input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "turns",
+    "wall_time_s",
+    "cost_usd",
+)
+
+
 class Run(models.Model):
     class Status(models.TextChoices):
         RECEIVED = "received", "Received"

@@ -6,11 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_support import HERE, TINY, grade_tiny, run_bounded
+from engine_support import FAST_LIMITS, HERE, RUNTIME, TINY, grade_tiny, run_bounded
 
 from runners.evaluate import evaluate
-from runners.problem import list_problems
-from runners.schema import GATE_NAMES, EvaluationResult, Verdict
+from runners.hardware import CPU, peak_fraction
+from runners.problem import list_problems, load_problem
+from runners.schema import GATE_NAMES, EvaluationResult, TimingStats, Verdict, baseline_key
+from runners.scoring import geomean
 
 ROOT = HERE.parents[1]
 
@@ -30,10 +32,58 @@ def test_honest_triton_solution_passes_each_cpu_capable_problem(slug):
     assert result.verdict == Verdict.OK, result.reason
     assert [g.name for g in result.gates] == list(GATE_NAMES)
     assert result.correct_visible and result.correct_hidden
-    assert result.score is None and result.timings_comparable is False
+    assert result.timings_comparable is False
     assert {s.set for s in result.shapes} == {"smoke", "hidden"}
     assert all(s.time for s in result.shapes if s.set == "smoke")
     assert result.isolation["env"] == "allow-list"
+    assert_honest_cpu_figures(result, load_problem(slug))
+
+
+def assert_honest_cpu_figures(result: EvaluationResult, problem) -> None:
+    """Every smoke shape timed against eager and the declared CPU roofline; score their geomean."""
+    smoke = [s for s in result.shapes if s.set == "smoke"]
+    for shape in smoke:
+        seconds = shape.time.median_us * 1e-6
+        flops, nbytes = problem.flops(shape.params), problem.bytes(shape.params)
+        assert shape.tflops == pytest.approx(flops / seconds / 1e12)
+        assert shape.gbps == pytest.approx(nbytes / seconds / 1e9)
+        roofline = dict(regime=problem.regime, dtype=problem.peak_dtype, seconds=seconds)
+        expected = peak_fraction(CPU, flops=flops, nbytes=nbytes, **roofline)
+        assert shape.peak_fraction == pytest.approx(expected) and shape.peak_fraction > 0
+        eager = shape.baseline_eager
+        assert eager.n >= 3 and eager.median_us > 0 and not shape.baseline_cached
+        assert shape.speedup_eager == pytest.approx(eager.median_us / shape.time.median_us)
+        assert shape.baseline_compile is None and shape.speedup_compile is None
+    assert result.score == pytest.approx(geomean([s.peak_fraction for s in smoke]))
+    assert 0 < result.score < 1 and result.hidden_score is None
+    assert all(s.time is None for s in result.shapes if s.set == "hidden")
+    assert result.environment["hardware"] == "cpu"
+    assert "declared CPU roofline" in result.gate("score").reason
+    assert result.cost["baselines_s"] < 2.0  # CI grades on CPU many times
+
+
+def test_cpu_times_its_own_eager_reference_and_ignores_cached_timings():
+    import torch
+
+    from runners.sandbox import Limits
+    from runners.timing import PROTOCOL
+
+    problem = load_problem(TINY)
+    key = baseline_key(problem.version, problem.smoke[0], "cpu", torch.__version__, PROTOCOL)
+    stale = TimingStats(1e9, 1e9, 0.0, 1e9, 1e9, 1e9, 50).to_dict()
+    result = run_bounded(
+        evaluate,
+        TINY,
+        RUNTIME / "honest.py",
+        device="cpu",
+        baselines={key: {"eager": stale, "compile": None}},
+        limits=Limits(**FAST_LIMITS),
+    )
+    assert result.verdict == Verdict.OK, result.reason
+    shape = result.shapes[0]
+    assert shape.baseline_key == key
+    assert not shape.baseline_cached and shape.baseline_eager.median_us < 1e9
+    assert_honest_cpu_figures(result, problem)
 
 
 def test_missing_solution_file_is_its_own_verdict(tmp_path: Path):
@@ -83,6 +133,33 @@ def test_cli_writes_a_result_and_exits_zero_for_a_failing_candidate(tmp_path: Pa
     assert "forbidden" in done.stdout
 
 
+def refuse_non_finite(constant: str):
+    raise AssertionError(f"{constant} in the result JSON")
+
+
+def test_cli_writes_finite_json_for_a_wildly_wrong_output(tmp_path: Path):
+    out = tmp_path / "result.json"
+    solution = RUNTIME / "wildly_wrong.py"
+    done = run_cli(
+        "evaluate",
+        "--problem",
+        str(TINY),
+        "--solution",
+        str(solution),
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text(), parse_constant=refuse_non_finite)
+    assert data["verdict"] == Verdict.INCORRECT and data["score"] == 0.0
+    assert "shapes[0].max_rel_err" in data["non_finite"]
+    assert data["shapes"][0]["max_rel_err"] is None
+    assert data["shapes"][0]["max_abs_err"] == pytest.approx(3.0e38, rel=1e-3)
+    assert EvaluationResult.from_dict(data).to_dict() == data
+
+
 def test_cli_rejects_an_unknown_problem_with_status_two(tmp_path: Path):
     done = run_cli(
         "evaluate",
@@ -125,9 +202,10 @@ def test_cpu_grading_refuses_a_problem_without_smoke_shapes(tmp_path: Path):
 
 
 def test_each_short_shape_is_timed_in_every_round(monkeypatch):
-    from runners import gates
+    from runners import performance
 
-    monkeypatch.setitem(gates.TIMING_ROUNDS, "cpu", 2)  # CUDA times 3 rounds; CPU one by default
+    # CUDA times 3 rounds; CPU one by default
+    monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 2)
     result = run_bounded(grade_tiny, "honest")
     assert result.verdict == Verdict.OK, result.reason
     performance = next(g for g in result.gates if g.name == "performance")
@@ -145,8 +223,8 @@ def test_each_short_shape_is_timed_in_every_round(monkeypatch):
     ],
 )
 def test_only_long_steady_calls_settle_in_one_round(first_round_us, settled):
-    from runners import gates
+    from runners import performance
     from runners.timing import Settings
 
     first_round_ms = [us / 1e3 for us in first_round_us]
-    assert gates._settled_in_one_round(first_round_ms, Settings()) is settled
+    assert performance._settled_in_one_round(first_round_ms, Settings()) is settled

@@ -1,6 +1,15 @@
 import pytest
 
-from runners.hardware import TABLE, by_slug, detect, peak_fraction, speed_of_light_s
+from runners.hardware import (
+    CPU,
+    ROWS,
+    TABLE,
+    by_slug,
+    detect,
+    for_device,
+    peak_fraction,
+    speed_of_light_s,
+)
 
 NAMES = {
     "NVIDIA H100 80GB HBM3": "h100-sxm",
@@ -46,3 +55,32 @@ def test_peak_fraction_uses_the_regime():
     )
     assert memory == pytest.approx(0.5)
     assert compute == pytest.approx(0.5)
+
+
+def test_the_cpu_row_is_declared_not_measured_and_listed_after_the_gpus():
+    assert ROWS[:-1] == TABLE and ROWS[-1] is CPU and by_slug("cpu") is CPU
+    assert CPU.device == "cpu" and not CPU.measured
+    assert CPU.sources["all"].startswith("declared, not measured")
+    assert CPU.bandwidth_gbps > 0 and CPU.l2_bytes > 0
+    assert all(not hw.measured and hw.device == "cuda" for hw in TABLE)
+
+
+def test_the_cpu_row_covers_every_peak_dtype_a_cpu_capable_problem_names():
+    from runners.problem import list_problems
+
+    for problem in list_problems():
+        if problem.cpu_capable:
+            assert CPU.peak_for(problem.peak_dtype), problem.slug
+
+
+def test_the_cpu_device_gets_the_declared_row_and_cuda_its_gpu():
+    assert for_device("cpu", "") is CPU
+    assert for_device("cuda", "NVIDIA H100 80GB HBM3") is by_slug("h100-sxm")
+    assert for_device("cuda", "NVIDIA L40S") is None
+
+
+def test_cpu_peak_fraction_is_bytes_over_the_declared_bandwidth():
+    fraction = peak_fraction(
+        CPU, regime="memory", flops=0, nbytes=25.6e9, dtype="fp32", seconds=4.0
+    )
+    assert fraction == pytest.approx(0.25)

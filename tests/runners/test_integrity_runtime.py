@@ -7,6 +7,7 @@ from engine_support import RUNTIME, TINY, gate_status, grade_tiny
 
 from runners.problem import load_problem
 from runners.schema import EvaluationResult, Verdict
+from runners.scoring import geomean
 from runners.static_check import check_source
 
 
@@ -20,7 +21,9 @@ def test_honest_control_passes_every_gate_on_cpu():
     assert result.verdict == Verdict.OK, result.reason
     assert set(gate_status(result).values()) == {"pass"}
     assert result.correct_visible and result.correct_hidden
-    assert result.score is None and not result.timings_comparable
+    assert not result.timings_comparable
+    smoke = [s.peak_fraction for s in result.shapes if s.set == "smoke"]
+    assert result.score == geomean(smoke) and result.score > 0  # the declared CPU roofline
     assert EvaluationResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result
 
 

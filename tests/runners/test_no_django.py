@@ -9,15 +9,15 @@ CHECK = """
 import sys
 import runners, runners.schema, runners.hardware, runners.problem, runners.cli
 from runners.cli import main
-main(["problems", "--json"])
+main([sys.argv[1], "--json"])
 heavy = sorted(m for m in ("torch", "django", "numpy", "triton") if m in sys.modules)
 print("HEAVY=" + ",".join(heavy))
 """
 
 
-def test_engine_lists_problems_without_django_or_torch():
+def listing_without_heavy_imports(command: str) -> list[dict]:
     done = subprocess.run(
-        [sys.executable, "-c", CHECK],
+        [sys.executable, "-c", CHECK, command],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -26,8 +26,31 @@ def test_engine_lists_problems_without_django_or_torch():
     )
     listing, heavy = done.stdout.rsplit("HEAVY=", 1)
     assert heavy.strip() == ""
-    slugs = {info["slug"] for info in json.loads(listing)}
+    return json.loads(listing)
+
+
+def test_engine_lists_problems_without_django_or_torch():
+    slugs = {info["slug"] for info in listing_without_heavy_imports("problems")}
     assert {"rmsnorm", "softmax", "row_sum"} <= slugs
+
+
+def test_engine_lists_the_hardware_table_without_django_or_torch():
+    rows = {row["slug"]: row for row in listing_without_heavy_imports("hardware")}
+    assert {"h100-sxm", "h200", "cpu"} <= rows.keys()
+    cpu = rows["cpu"]
+    assert cpu.keys() == {
+        "slug",
+        "name",
+        "bandwidth_gbps",
+        "peak_tflops",
+        "l2_bytes",
+        "sources",
+        "device",
+        "measured",
+    }
+    assert (cpu["device"], cpu["measured"]) == ("cpu", False)
+    assert cpu["peak_tflops"]["fp32"] > 0 and cpu["bandwidth_gbps"] > 0
+    assert rows["h100-sxm"]["peak_tflops"]["bf16"] == 989.4
 
 
 def test_problems_command_prints_problem_info_fields():
@@ -48,5 +71,11 @@ def test_problems_command_prints_problem_info_fields():
             "version",
             "visible_count",
             "hidden_count",
+            "peak_dtype",
+            "cpu_capable",
+            "statement",
+            "visible_shapes",
         } <= info.keys()
         assert info["hidden_count"] >= 4
+        assert len(info["visible_shapes"]) == info["visible_count"]
+        assert "{{visible_shapes}}" not in info["statement"]

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from runners import pack, pack_check
-from runners.pack import PackError, render_prompt, write_pack
+from runners.pack import PackError, problem_info, render_prompt, write_pack
 from runners.problem import SHAPES_PLACEHOLDER, load_problem
 
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
@@ -74,6 +74,19 @@ def test_pack_reveals_nothing_held_out(tmp_path, slug):
         assert line.strip() not in text
     assert "hidden.yaml" not in text
     assert not (tmp_path / "pack" / "hidden.yaml").exists()
+
+
+@pytest.mark.parametrize("slug", DECK)
+def test_problem_listing_carries_the_packs_statement_and_only_visible_shapes(tmp_path, slug):
+    problem = load_problem(slug)
+    write_pack(problem, tmp_path / "pack")
+    info = problem_info(problem)
+    assert info.statement == (tmp_path / "pack" / "PROMPT.md").read_text(encoding="utf-8")
+    assert info.visible_shapes == problem.visible
+    assert not any(shape in info.visible_shapes for shape in problem.hidden)
+    listed = json.dumps(info.to_dict())
+    assert not [v for v in hidden_values(problem) if re.search(rf"\b{v}\b", listed)]
+    assert (info.peak_dtype, info.cpu_capable) == (problem.peak_dtype, problem.cpu_capable)
 
 
 def test_pack_refuses_a_non_empty_directory(tmp_path):

@@ -1,8 +1,12 @@
 import json
+import math
+
+import pytest
 
 from runners.schema import (
     GATE_NAMES,
     SCHEMA_VERSION,
+    BaselineKey,
     EvaluationResult,
     GateResult,
     ProblemInfo,
@@ -10,6 +14,7 @@ from runners.schema import (
     TimingStats,
     Verdict,
     baseline_key,
+    parse_baseline_key,
 )
 
 ARCHITECTURE_VERDICTS = [
@@ -114,3 +119,98 @@ def test_baseline_key_sorts_shape_parameters():
 def test_problem_info_round_trips():
     info = ProblemInfo("softmax", "Softmax", "triton-to-triton", "memory", "v", 4, 6)
     assert ProblemInfo.from_dict(info.to_dict()) == info
+
+
+def test_problem_info_round_trips_its_statement_and_visible_shapes():
+    info = ProblemInfo(
+        "softmax",
+        "Softmax",
+        "triton-to-triton",
+        "memory",
+        "v",
+        1,
+        6,
+        statement="# Make it fast\n",
+        visible_shapes=[{"rows": 8, "cols": 3}],
+    )
+    again = ProblemInfo.from_dict(json.loads(json.dumps(info.to_dict())))
+    assert again == info
+    assert again.visible_shapes == [{"rows": 8, "cols": 3}]
+
+
+def wildly_wrong_result() -> EvaluationResult:
+    result = make_result()
+    result.score = math.nan
+    result.shapes[0].max_abs_err = math.inf
+    result.shapes[0].max_rel_err = -math.inf
+    result.gates[0].details["spread"] = [1.0, math.nan]
+    return result
+
+
+def test_non_finite_numbers_are_written_as_null_with_their_paths():
+    data = wildly_wrong_result().to_dict()
+    json.dumps(data, allow_nan=False)  # raises on any NaN or infinity left
+    assert data["score"] is None
+    assert data["shapes"][0]["max_abs_err"] is None and data["shapes"][0]["max_rel_err"] is None
+    assert data["gates"][0]["details"]["spread"] == [1.0, None]
+    assert data["non_finite"] == [
+        "score",
+        "gates[0].details.spread[1]",
+        "shapes[0].max_abs_err",
+        "shapes[0].max_rel_err",
+    ]
+
+
+def test_a_result_read_back_keeps_its_non_finite_flags_and_writes_the_same_dict():
+    data = wildly_wrong_result().to_dict()
+    again = EvaluationResult.from_dict(json.loads(json.dumps(data, allow_nan=False)))
+    assert again.score is None and again.shapes[0].max_rel_err is None
+    assert again.non_finite == data["non_finite"]
+    assert again.to_dict() == data
+
+
+def test_a_finite_result_has_no_non_finite_flag():
+    result = make_result()
+    assert result.to_dict()["non_finite"] == []
+    assert EvaluationResult.from_dict(result.to_dict()) == result
+
+
+def test_baseline_key_parses_back_into_its_parts():
+    key = baseline_key("v1", {"rows": 2, "cols": 3}, "h100-sxm", "2.11.0+cu128", 2)
+    parsed = parse_baseline_key(key)
+    assert parsed == BaselineKey("v1", "cols=3,rows=2", "h100-sxm", "2.11.0+cu128", 2)
+    assert parsed.key == key and str(parsed) == key
+
+
+@pytest.mark.parametrize(
+    ("gpu", "params"),
+    [("NVIDIA: X", {"rows": 2}), ("cpu", {}), ("a:b:c", {"n": 1, "m": 7})],
+)
+def test_baseline_key_round_trips_a_gpu_name_with_colons_and_an_empty_shape(gpu, params):
+    key = baseline_key("abc123", params, gpu, "2.13.0", 12)
+    parsed = parse_baseline_key(key)
+    assert (parsed.gpu, parsed.torch_version, parsed.protocol) == (gpu, "2.13.0", 12)
+    assert parsed.key == key
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "v1:batch=8,dim=1024:h100-sxm:2.11.0",  # the 0.1 engine's key: no timing protocol
+        "v1:batch=8,dim=1024:h100-sxm:2.11.0:2",
+        "v1:batch=8,dim=1024:h100-sxm:2.11.0:tx",
+        "v1:batch=8,dim=1024:h100-sxm:2.11.0:t12345",
+        ":rows=2:h100-sxm:2.11.0:t2",  # no problem version
+        "v1:rows=2::2.11.0:t2",  # no GPU
+        "v1:rows=2:h100-sxm::t2",  # no torch version
+        "",
+    ],
+)
+def test_keys_of_another_format_parse_to_none(key):
+    assert parse_baseline_key(key) is None
+
+
+def test_a_parsed_key_is_frozen():
+    parsed = parse_baseline_key("v1:rows=2:cpu:2.13.0:t2")
+    with pytest.raises(AttributeError):
+        parsed.gpu = "h100-sxm"

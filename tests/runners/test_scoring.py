@@ -3,7 +3,7 @@ import time
 import pytest
 
 from runners import timing
-from runners.hardware import by_slug
+from runners.hardware import CPU, by_slug
 from runners.schema import ShapeResult, TimingStats
 from runners.scoring import geomean, score_shape, summarize, timing_problems
 
@@ -79,6 +79,32 @@ def test_faster_than_light_is_rejected_and_peak_fraction_filled():
         is None
     )
     assert shape.peak_fraction == pytest.approx(0.5)
+
+
+def flat(us: float) -> TimingStats:
+    return TimingStats(us, us, 0.0, us, us, us, 5)
+
+
+def test_a_cpu_shape_gets_throughput_peak_fraction_and_speedup_over_eager():
+    shape = ShapeResult(set="smoke", index=0, params={"rows": 4, "cols": 33})
+    shape.time, shape.baseline_eager = flat(2000.0), flat(8.0)  # interpreter 2 ms, eager 8 us
+    reason = score_shape(
+        shape, hardware=CPU, regime="memory", dtype="fp32", flops=660.0, nbytes=1056.0
+    )
+    assert reason is None
+    assert shape.tflops == pytest.approx(660.0 / 2e-3 / 1e12)
+    assert shape.gbps == pytest.approx(1056.0 / 2e-3 / 1e9)
+    assert shape.peak_fraction == pytest.approx(shape.gbps / CPU.bandwidth_gbps)
+    assert shape.speedup_eager == pytest.approx(0.004)
+    assert shape.speedup_compile is None  # no torch.compile baseline on CPU
+
+
+def test_a_compute_bound_cpu_shape_is_measured_against_the_declared_peak():
+    shape = ShapeResult(set="smoke", index=0, params={"n": 64})
+    shape.time = flat(1000.0)
+    score_shape(shape, hardware=CPU, regime="compute", dtype="bf16", flops=5e7, nbytes=0.0)
+    assert shape.tflops == pytest.approx(0.05)
+    assert shape.peak_fraction == pytest.approx(0.05 / CPU.peak_for("bf16"))
 
 
 def test_geomean_is_null_when_a_value_is_missing():

@@ -15,7 +15,7 @@ from submissions.models import (
     Run,
     Solution,
 )
-from submissions.services import create_run
+from submissions.services.runs import create_run
 from submissions.uploads import IncomingFile, RunFiles
 from tests.factories import make_evaluation, make_run, make_superuser, make_token, make_user
 from tests.submissions.helpers import loose_files

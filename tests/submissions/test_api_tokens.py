@@ -7,7 +7,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from submissions.models import ApiToken
-from submissions.tokens import find_active_token, revoke_token
+from submissions.services.tokens import find_active_token, revoke_token
 from tests.factories import make_token, make_user
 from tests.submissions.helpers import assert_nothing_stored, form, loose_files
 

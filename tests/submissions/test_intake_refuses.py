@@ -266,7 +266,7 @@ def test_a_bundle_larger_than_the_limit_when_unpacked_is_refused(
 def test_a_failure_while_storing_removes_the_files_already_written(
     api, registry, media_root, monkeypatch
 ):
-    from submissions import services
+    from submissions.services import runs as services
 
     def fail(*args, **kwargs):
         raise RuntimeError("disk full")

@@ -2,7 +2,7 @@ import pytest
 from django.core.management import call_command
 
 from submissions.models import HardwareTarget, Harness, LanguageModel
-from submissions.registry import EXAMPLE_HARDWARE, EXAMPLE_HARNESSES, EXAMPLE_MODELS
+from submissions.services.registry import EXAMPLE_HARDWARE, EXAMPLE_HARNESSES, EXAMPLE_MODELS
 
 pytestmark = pytest.mark.django_db
 

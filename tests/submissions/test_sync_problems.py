@@ -4,7 +4,7 @@ import subprocess
 import pytest
 from django.core.management import CommandError, call_command
 
-from submissions import registry
+from submissions.services import registry
 from submissions.models import Problem
 from tests.factories import make_problem
 

@@ -11,7 +11,7 @@ from django.utils.html import escape
 from submissions import tasks
 from submissions.models import Run, TranscriptFile
 from submissions.selectors import public_result
-from submissions.transcript_processing import load_session, process_transcript
+from submissions.services.transcripts import load_session, process_transcript
 from tests.factories import make_evaluation, make_result, make_run, make_user
 from tests.submissions.helpers import form, loose_files
 
@@ -40,8 +40,10 @@ def test_upload_enqueues_transcript_processing_after_commit(
     api, registry, monkeypatch, django_capture_on_commit_callbacks
 ):
     queued = []
-    monkeypatch.setattr(tasks.process_transcript, "delay", lambda **kw: queued.append(kw))
-    monkeypatch.setattr("submissions.services.enqueue_evaluation", lambda **kw: None)
+    monkeypatch.setattr(
+        tasks.process_transcript, "apply_async", lambda kwargs, **kw: queued.append(kwargs)
+    )
+    monkeypatch.setattr("submissions.services.runs.enqueue_evaluation", lambda **kw: None)
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post("/api/v1/runs/", form(registry, **loose_files()))
     assert response.status_code == 201
@@ -83,7 +85,7 @@ def test_a_failure_after_parsing_marks_the_run_failed_instead_of_pending(monkeyp
     def overflowing(session):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr("submissions.transcript_processing.redact_session", overflowing)
+    monkeypatch.setattr("submissions.services.transcripts.redact_session", overflowing)
     run = parsed_run()
     assert run.transcript_status == Run.TranscriptStatus.FAILED
     assert run.transcript_error == "the transcript could not be read (RecursionError)"
@@ -152,7 +154,7 @@ def test_run_page_links_the_parsed_transcript(client):
 
 class CountingRenderer:
     def __init__(self, monkeypatch):
-        from submissions import transcript_pages
+        from submissions.services import transcripts as transcript_pages
 
         self.calls = 0
         self.real = transcript_pages.render_html

@@ -5,7 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from submissions import evaluations, tasks
+from submissions import tasks
+from submissions.services import evaluations
 from submissions.models import BaselineTiming, Evaluation, Run, ShapeResult
 from tests.factories import make_problem, make_result
 from tests.workers.conftest import make_cpu_hardware, make_graded_run
@@ -248,7 +249,7 @@ def _result(verdict: str):
 
 def test_a_baseline_key_of_another_engine_version_is_not_cached_and_fails_nothing(caplog):
     from runners.schema import EvaluationResult, TimingStats
-    from submissions.grading import cached_baselines, store_baselines
+    from submissions.services.engine import cached_baselines, store_baselines
 
     result = EvaluationResult.from_dict(make_result())
     eager = {

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from submissions import grading
+from submissions.services import engine
 from tests.workers.conftest import FAKE_ENGINE
 
 
 def run(solution: str, *, on_tick=lambda: True):
-    return grading.run_engine(
+    return engine.run_engine(
         problem="softmax", solution=solution, device="cpu", baselines={}, on_tick=on_tick
     )
 
@@ -29,24 +29,24 @@ def test_a_missing_solution_still_reaches_the_engine(fake_engine):
 
 
 def test_an_engine_without_a_result_is_an_infrastructure_failure(fake_engine):
-    with pytest.raises(grading.EngineFailure, match="status 3: fake engine crashed"):
+    with pytest.raises(engine.EngineFailure, match="status 3: fake engine crashed"):
         run("# fake: crash\n")
 
 
 def test_an_infra_error_verdict_is_the_engine_failing_not_the_candidate(fake_engine):
-    with pytest.raises(grading.EngineFailure, match="reported its own failure: fake infra_error"):
+    with pytest.raises(engine.EngineFailure, match="reported its own failure: fake infra_error"):
         run("# fake: verdict=infra_error\n")
 
 
 def test_an_unreadable_result_is_an_infrastructure_failure(fake_engine):
-    with pytest.raises(grading.EngineFailure, match="unreadable result"):
+    with pytest.raises(engine.EngineFailure, match="unreadable result"):
         run("# fake: verdict=ok\n# fake: garble\n")
 
 
 def test_an_engine_past_its_time_limit_is_killed(fake_engine, settings):
     settings.ARENA_EVAL_TIMEOUT_S = 1
     started = time.monotonic()
-    with pytest.raises(grading.EngineFailure, match="ran past 1s"):
+    with pytest.raises(engine.EngineFailure, match="ran past 1s"):
         run("# fake: sleep=30\n")
     assert time.monotonic() - started < 10
     assert fake_engine.lines("done") == []
@@ -58,7 +58,7 @@ def test_a_lost_lease_stops_the_engine_at_the_next_heartbeat(fake_engine, settin
     def on_tick() -> bool:
         return not fake_engine.lines("start")  # the lease lapses once the engine is running
 
-    with pytest.raises(grading.LeaseLost):
+    with pytest.raises(engine.LeaseLost):
         run("# fake: sleep=30\n", on_tick=on_tick)
     [pid] = fake_engine.lines("start")
     assert not _alive(pid)
@@ -69,8 +69,8 @@ def test_the_engine_dies_with_the_worker_process_that_started_it(fake_engine, tm
         "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'arena_web.settings');"
         "django.setup(); from django.conf import settings;"
         f"settings.ARENA_ENGINE_COMMAND = [{sys.executable!r}, {str(FAKE_ENGINE)!r}];"
-        "from submissions import grading;"
-        "grading.run_engine(problem='p', solution='# fake: sleep=60\\n', device='cpu',"
+        "from submissions.services import engine;"
+        "engine.run_engine(problem='p', solution='# fake: sleep=60\\n', device='cpu',"
         " baselines={}, on_tick=lambda: True)"
     )
     worker = subprocess.Popen([sys.executable, "-c", script], env=os.environ.copy())

@@ -4,9 +4,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from submissions import evaluations, services
+from submissions.services import evaluations, runs
 from submissions.models import Problem, Run
-from submissions.registry import engine_problems, ensure_cpu_target, sync_problems
+from submissions.services.registry import engine_problems, ensure_cpu_target, sync_problems
 from tests.factories import (
     make_harness,
     make_language_model,
@@ -52,7 +52,7 @@ def test_an_upload_is_kept_when_queueing_its_grading_fails(
     def broken(*, run):
         raise RuntimeError("broker unreachable")
 
-    monkeypatch.setattr(services, "enqueue_evaluation", broken)
+    monkeypatch.setattr(runs, "enqueue_evaluation", broken)
     api, form = _upload_form(TRANSCRIPT)
     with django_capture_on_commit_callbacks(execute=True):
         created = api.post("/api/v1/runs/", form, format="multipart")
@@ -66,13 +66,13 @@ def test_a_run_moves_from_received_through_queued_and_evaluating_to_evaluated(
 ):
     run = make_graded_run()
     seen = [Run.objects.get(pk=run.pk).status]
-    refresh = evaluations.refresh_run_status
+    refresh = evaluations.refresh_run
 
     def recording(*, run_id):
         refresh(run_id=run_id)
         seen.append(Run.objects.get(pk=run_id).status)
 
-    monkeypatch.setattr(evaluations, "refresh_run_status", recording)
+    monkeypatch.setattr(evaluations, "refresh_run", recording)
     with django_capture_on_commit_callbacks(execute=True):
         evaluations.enqueue_evaluation(run=run)
     assert seen == ["received", "queued", "evaluating", "evaluated"]

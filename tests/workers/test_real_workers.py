@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from submissions import evaluations
+from submissions.services import evaluations
 from submissions.models import Evaluation, ShapeResult
 from tests.workers.conftest import make_cpu_hardware, make_graded_run
 from tests.workers.real_workers import (

@@ -10,18 +10,7 @@ from itertools import islice
 from pathlib import Path
 
 from transcripts.model import Session
-from transcripts.parsers import (
-    claude_jsonl,
-    claude_stream,
-    claude_tree,
-    codex,
-    codex_rollout,
-    cursor,
-    gemini,
-    gemini_chat,
-    kimi,
-    opencode,
-)
+from transcripts.parsers import claude_jsonl, gemini
 from transcripts.parsers.claude_jsonl import session_files_for
 from transcripts.parsers.common import (
     TranscriptError,
@@ -30,40 +19,26 @@ from transcripts.parsers.common import (
     number_events,
     read_lines,
 )
+from transcripts.parsers.formats import (
+    FORMATS,
+    FORMATS_BY_NAME,
+    Format,
+    detect_record,
+    format_choices,
+)
 
-__all__ = ["TranscriptError", "detect_format", "parse_files", "session_files_for"]
+__all__ = [
+    "FORMATS",
+    "Format",
+    "TranscriptError",
+    "detect_format",
+    "format_choices",
+    "parse_files",
+    "session_files_for",
+]
 
 SNIFF_LINES = 40
 _WHOLE_JSON_LIMIT = 256 * 1024 * 1024
-
-
-def _parsers() -> dict:
-    """Format name -> parse function; earlier formats win when a run mixes several."""
-    return {
-        claude_jsonl.FORMAT: claude_tree.parse,
-        claude_stream.FORMAT: claude_stream.parse,
-        codex_rollout.FORMAT: codex_rollout.parse,
-        codex.FORMAT: codex.parse,
-        cursor.FORMAT: cursor.parse,
-        gemini.STREAM_FORMAT: gemini.parse_stream,
-        gemini.DOCUMENT_FORMAT: gemini_chat.parse_document,
-        opencode.FORMAT: opencode.parse,
-        kimi.FORMAT: kimi.parse,
-    }
-
-
-def _sniffers() -> list:
-    return [
-        (claude_stream.looks_like, claude_stream.FORMAT),
-        (claude_jsonl.looks_like, claude_jsonl.FORMAT),
-        (codex_rollout.looks_like, codex_rollout.FORMAT),
-        (codex.looks_like, codex.FORMAT),
-        (cursor.looks_like, cursor.FORMAT),
-        (gemini.looks_like, gemini.STREAM_FORMAT),
-        (gemini.looks_like_document, gemini.DOCUMENT_FORMAT),
-        (opencode.looks_like, opencode.FORMAT),
-        (kimi.looks_like, kimi.FORMAT),
-    ]
 
 
 def detect_format(path: Path) -> str | None:
@@ -86,7 +61,8 @@ def detect_format(path: Path) -> str | None:
 def _sniff(record: dict) -> str | None:
     if not isinstance(record.get("type"), str | None):
         return None
-    return next((name for looks_like, name in _sniffers() if looks_like(record)), None)
+    found = detect_record(record)
+    return found.name if found else None
 
 
 def parse_files(paths: list[Path]) -> Session:
@@ -105,7 +81,7 @@ def parse_files(paths: list[Path]) -> Session:
     if not by_format:
         raise TranscriptError(_nothing_readable(paths))
     name = _primary_format(by_format)
-    session = _parsers()[name](by_format.pop(name))
+    session = FORMATS_BY_NAME[name].parser(by_format.pop(name))
     session.warnings += [f"{p}: not part of the {name} transcript, ignored" for p in unknown]
     for other in by_format.values():
         session.warnings += [f"{p}: a second transcript format, ignored" for p in other]
@@ -130,20 +106,15 @@ def _has_content(path: Path) -> bool:
 
 
 def _primary_format(by_format: dict[str, list[Path]]) -> str:
-    for name in _parsers():
-        if name in by_format:
-            return name
-    return next(iter(by_format))
+    return next(entry.name for entry in FORMATS if entry.name in by_format)
 
 
 def _nothing_readable(paths: list[Path]) -> str:
     names = ", ".join(p.name for p in paths)
     if all(not _has_content(p) for p in paths):
         return f"the transcript is empty: {names}"
-    return (
-        f"no known transcript format in {names}: expected Claude Code, Codex, Cursor, Gemini CLI, "
-        "Kimi CLI or opencode JSON output"
-    )
+    known = "; ".join(entry.label for entry in FORMATS)
+    return f"no known transcript format in {names}: expected one of {known}"
 
 
 def _load_whole(path: Path):

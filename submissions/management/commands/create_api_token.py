@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
-from submissions.tokens import issue_token
+from submissions.services.tokens import issue_token
 
 
 class Command(BaseCommand):

@@ -13,14 +13,14 @@ from django.core.files.base import ContentFile
 from django.core.management.base import BaseCommand, CommandError
 
 from submissions.models import Harness, LanguageModel, Problem, Run
-from submissions.registry import (
+from submissions.services.registry import (
     EngineError,
     engine_problems,
     ensure_cpu_target,
     seed_registry,
     sync_problems,
 )
-from submissions.services import create_run
+from submissions.services.runs import create_run
 from submissions.uploads import IncomingFile, RunFiles
 
 SAMPLES = Path(settings.BASE_DIR) / "tests" / "transcripts" / "samples"

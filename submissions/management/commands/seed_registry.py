@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from submissions.registry import seed_registry
+from submissions.services.registry import seed_registry
 
 
 class Command(BaseCommand):

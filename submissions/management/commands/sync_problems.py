@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions.registry import EngineError, engine_problems, sync_problems
+from submissions.services.registry import EngineError, engine_problems, sync_problems
 
 
 class Command(BaseCommand):

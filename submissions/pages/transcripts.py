@@ -6,7 +6,7 @@ from django.views.decorators.http import require_GET
 
 from submissions import selectors
 from submissions.models import Run
-from submissions.transcript_pages import page_html
+from submissions.services.transcripts import page_html
 from transcripts.render import content_security_policy
 
 

@@ -1,4 +1,4 @@
-"""Issuing API tokens and authenticating requests that carry one.
+"""Issuing, revoking and finding API tokens.
 
 A token reads ``ka_<prefix>_<secret>``. Only the SHA-256 digest of the whole token is stored; the
 prefix finds the row, a constant-time comparison of digests decides. Tokens carry 256 random bits,
@@ -11,12 +11,10 @@ import hmac
 import secrets
 
 from django.utils import timezone
-from rest_framework import authentication, exceptions
 
 from submissions.models import ApiToken
 
 SCHEME_MARK = "ka"
-KEYWORDS = (b"token", b"bearer")
 
 
 def token_digest(token: str) -> str:
@@ -51,22 +49,3 @@ def find_active_token(plaintext: str) -> ApiToken | None:
     if token.revoked_at or (token.expires_at and token.expires_at <= now):
         return None
     return token
-
-
-class ApiTokenAuthentication(authentication.BaseAuthentication):
-    """``Authorization: Token <token>`` (or ``Bearer``)."""
-
-    def authenticate(self, request):
-        parts = authentication.get_authorization_header(request).split()
-        if not parts or parts[0].lower() not in KEYWORDS:
-            return None
-        if len(parts) != 2:
-            raise exceptions.AuthenticationFailed("Malformed Authorization header.")
-        token = find_active_token(parts[1].decode("latin-1"))
-        if token is None or not token.user.is_active:
-            raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
-        return token.user, token
-
-    def authenticate_header(self, request) -> str:
-        return "Token"

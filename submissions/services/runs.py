@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
-from submissions.evaluations import enqueue_evaluation
+from submissions.archives import open_bundle
 from submissions.models import (
     HardwareTarget,
     Harness,
@@ -19,12 +19,14 @@ from submissions.models import (
     Solution,
     TranscriptFile,
 )
-from submissions.transcript_processing import enqueue_transcript_processing
+from submissions.services.evaluations import enqueue_evaluation, refresh_boards_on_commit
+from submissions.services.transcripts import enqueue_transcript_processing
 from submissions.uploads import (
     IncomingFile,
     RunFiles,
     check_run_files,
     metadata_columns,
+    parse_metadata,
     safe_relative_name,
     sha256_of,
 )
@@ -163,4 +165,40 @@ def _removed_on_error() -> Iterator[list[str]]:
 
 def set_published(*, runs, published: bool) -> int:
     """Publishes or withdraws runs (a maintainer's review); returns how many changed."""
-    return runs.exclude(published=published).update(published=published)
+    changing = runs.exclude(published=published)
+    hardware_ids = list(changing.values_list("hardware_id", flat=True).distinct())
+    count = changing.update(published=published)
+    refresh_boards_on_commit(hardware_ids=hardware_ids)
+    return count
+
+
+def create_run_from_upload(data: dict, *, submitter) -> tuple[Run, bool]:
+    """``create_run`` over the upload form's validated fields: loose files or one bundle."""
+    with _run_files(data) as files:
+        return create_run(
+            submitter=submitter,
+            problem=data["problem"],
+            language_model=data["model"],
+            harness=data["harness"],
+            hardware=data["hardware"],
+            effort=data["effort"],
+            files=files,
+        )
+
+
+@contextlib.contextmanager
+def _run_files(data: dict) -> Iterator[RunFiles]:
+    metadata = parse_metadata(data["metadata"]) if data.get("metadata") else {}
+    if data.get("bundle"):
+        with open_bundle(data["bundle"]) as files:
+            files.metadata |= metadata
+            yield files
+        return
+    uploads = data.get("transcript", [])
+    names = data.get("transcript_name") or [upload.name for upload in uploads]
+    solution = data.get("solution")
+    yield RunFiles(
+        solution=IncomingFile(name="solution.py", file=solution) if solution else None,
+        transcripts=[IncomingFile(name=n, file=u) for n, u in zip(names, uploads, strict=True)],
+        metadata=metadata,
+    )

@@ -1,4 +1,5 @@
-"""Writes: evaluations from creation to result.
+"""Writes: evaluations from creation to result, and what a run shows of them (its headline
+evaluation and status). Every write of an evaluation happens in this module.
 
 Postgres is the source of truth and Celery delivers at least once. A worker claims a queued
 evaluation with a conditional UPDATE that bumps ``attempts``; that attempt number fences every
@@ -19,8 +20,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from runners.schema import EvaluationResult, Verdict
-from submissions import grading
 from submissions.models import Evaluation, HardwareTarget, Run, ShapeResult
+from submissions.services import engine, queue
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ def create_evaluation(
             triggered_by=triggered_by,
             lease_expires_at=_requeue_deadline(),
         )
-        refresh_run_status(run_id=run.pk)
+        refresh_run(run_id=run.pk)
         logger.info("evaluation %s of run %s queued (%s)", evaluation.pk, run.uuid, trigger)
         transaction.on_commit(lambda: send_evaluation(evaluation))
     return evaluation
@@ -72,12 +73,15 @@ def reevaluate(*, runs, hardware: HardwareTarget | None = None, user=None) -> li
     ]
 
 
-def send_evaluation(evaluation: Evaluation) -> None:
-    from submissions.tasks import evaluate
-
-    evaluate.apply_async(
-        kwargs={"evaluation_id": evaluation.pk}, queue=evaluation.hardware.queue_name
+def no_worker_message(hardware: HardwareTarget) -> str:
+    return (
+        f"No worker is listening on {hardware.name}'s queue ({hardware.queue_name}), so nothing "
+        "was queued: start a worker for that queue first."
     )
+
+
+def send_evaluation(evaluation: Evaluation) -> None:
+    queue.enqueue(queue.EVALUATE, evaluation_id=evaluation.pk, queue=evaluation.hardware.queue_name)
 
 
 def claim(*, evaluation_id: int) -> Claim | None:
@@ -94,7 +98,7 @@ def claim(*, evaluation_id: int) -> Claim | None:
     if not claimed:
         return None
     attempt, run_id = Evaluation.objects.values_list("attempts", "run_id").get(pk=evaluation_id)
-    refresh_run_status(run_id=run_id)
+    refresh_run(run_id=run_id)
     return Claim(evaluation_id, attempt)
 
 
@@ -116,13 +120,13 @@ def run_evaluation(*, evaluation_id: int) -> None:
         return
     evaluation = Evaluation.objects.select_related("run__problem", "run__solution", "hardware")
     try:
-        result = grading.grade(
+        result = engine.grade(
             evaluation=evaluation.get(pk=evaluation_id), on_tick=lambda: heartbeat(current)
         )
-    except grading.LeaseLost:
+    except engine.LeaseLost:
         logger.warning("evaluation %s: lease lost during attempt %s", *_ids(current))
         return
-    except grading.EngineFailure as exc:
+    except engine.EngineFailure as exc:
         release_after_failure(current, reason=str(exc))
         return
     record_result(current, result)
@@ -150,8 +154,8 @@ def record_result(claim: Claim, result: EvaluationResult) -> bool:
             logger.warning("evaluation %s: attempt %s finished too late", *_ids(claim))
             return False
         _replace_shapes(claim.evaluation_id, result)
-        _refresh_for(claim.evaluation_id)
         _publish_if_due(claim.evaluation_id)
+        _refresh_for(claim.evaluation_id)
     logger.info("evaluation %s graded: %s", claim.evaluation_id, result.verdict)
     return True
 
@@ -268,23 +272,7 @@ def _json_safe(value):
 def _replace_shapes(evaluation_id: int, result: EvaluationResult) -> None:
     ShapeResult.objects.filter(evaluation_id=evaluation_id).delete()
     ShapeResult.objects.bulk_create(
-        ShapeResult(
-            evaluation_id=evaluation_id,
-            set=shape.set,
-            index=shape.index,
-            params=shape.params,
-            correct=shape.correct,
-            median_us=shape.time.median_us if shape.time else None,
-            tflops=shape.tflops,
-            gbps=shape.gbps,
-            peak_fraction=shape.peak_fraction,
-            speedup_eager=shape.speedup_eager,
-            speedup_compile=shape.speedup_compile,
-            max_abs_err=shape.max_abs_err,
-            max_rel_err=shape.max_rel_err,
-            error=shape.error or "",
-        )
-        for shape in result.shapes
+        ShapeResult.from_schema(shape, evaluation_id=evaluation_id) for shape in result.shapes
     )
 
 
@@ -298,29 +286,65 @@ def _publish_if_due(evaluation_id: int) -> None:
     Run.objects.filter(evaluations__in=first).update(published=True)
 
 
-def refresh_run_status(*, run_id: int) -> None:
-    """A run shows the state of its evaluations: any running, any queued, else the latest."""
-    statuses = list(
-        Evaluation.objects.filter(run_id=run_id)
-        .order_by("-created_at", "-pk")
-        .values_list("status", flat=True)
-    )
-    Run.objects.filter(pk=run_id).update(status=_run_status(statuses))
+def refresh_run(*, run_id: int) -> None:
+    """Recompute what a run shows of its evaluations: its headline evaluation and its status.
+
+    The one place both are written. The headline is the latest completed evaluation on the
+    run's own hardware, else its latest grader failure there; gradings on other targets (and
+    their failures) never replace it. A new headline refreshes the run's board after the commit.
+    """
+    with transaction.atomic():
+        run = Run.objects.select_for_update().only("hardware_id", "headline_evaluation_id")
+        run = run.get(pk=run_id)
+        rows = list(
+            Evaluation.objects.filter(run_id=run_id).values(
+                "pk", "hardware_id", "status", "finished_at", "created_at"
+            )
+        )
+        headline = headline_of(rows, hardware_id=run.hardware_id)
+        Run.objects.filter(pk=run_id).update(
+            headline_evaluation_id=headline, status=_run_status(rows, headline=headline)
+        )
+    if headline != run.headline_evaluation_id:
+        refresh_boards_on_commit(hardware_ids=[run.hardware_id])
 
 
-def _run_status(statuses: list[str]) -> str:
+def headline_of(rows: list[dict], *, hardware_id: int) -> int | None:
+    finished = [
+        row
+        for row in rows
+        if row["hardware_id"] == hardware_id and row["status"] in (Status.DONE, Status.ERROR)
+    ]
+    best = max(finished, key=_headline_rank, default=None)
+    return best["pk"] if best else None
+
+
+def _headline_rank(row: dict) -> tuple:
+    return (row["status"] == Status.DONE, row["finished_at"] or row["created_at"], row["pk"])
+
+
+def _run_status(rows: list[dict], *, headline: int | None) -> str:
+    statuses = {row["status"] for row in rows}
     if Status.RUNNING in statuses:
         return Run.Status.EVALUATING
     if Status.QUEUED in statuses:
         return Run.Status.QUEUED
+    if headline is not None:
+        statuses = {row["status"] for row in rows if row["pk"] == headline}
     if not statuses:
         return Run.Status.RECEIVED
-    return Run.Status.EVALUATED if statuses[0] == Status.DONE else Run.Status.FAILED
+    return Run.Status.EVALUATED if Status.DONE in statuses else Run.Status.FAILED
+
+
+def refresh_boards_on_commit(*, hardware_ids) -> None:
+    """Recompute the boards of these targets after the commit; a failure never fails a write."""
+    for hardware_id in sorted(set(hardware_ids)):
+        queue.enqueue_on_commit(queue.REFRESH_BOARDS, hardware_id=hardware_id, robust=True)
 
 
 def _refresh_for(evaluation_id: int) -> None:
     run_id = Evaluation.objects.values_list("run_id", flat=True).get(pk=evaluation_id)
-    refresh_run_status(run_id=run_id)
+    refresh_run(run_id=run_id)
 
 
 def _owned(claim: Claim):

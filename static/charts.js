@@ -1,0 +1,32 @@
+// Draws each plotly figure of the page: <div class="chart" data-figure="ID"> takes the figure
+// from <script id="ID" type="application/json">, which the server wrote with json_script.
+// A point whose customdata is a site path (a run page) opens it when clicked.
+(function () {
+  "use strict";
+  var CONFIG = {
+    displaylogo: false,
+    responsive: true,
+    modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d"],
+  };
+
+  function sitePath(point) {
+    var data = point && point.customdata;
+    var path = Array.isArray(data) ? data[0] : data;
+    return typeof path === "string" && path.charAt(0) === "/" && path.charAt(1) !== "/" ? path : null;
+  }
+
+  function draw(element) {
+    var source = document.getElementById(element.dataset.figure);
+    if (!source) return;
+    var figure = JSON.parse(source.textContent);
+    Plotly.newPlot(element, figure.data, figure.layout, CONFIG).then(function () {
+      element.classList.add("drawn");
+      element.on("plotly_click", function (event) {
+        var path = sitePath(event.points && event.points[0]);
+        if (path) window.location.assign(path);
+      });
+    });
+  }
+
+  document.querySelectorAll(".chart[data-figure]").forEach(draw);
+})();

@@ -1,0 +1,380 @@
+"""The board snapshot of one hardware target: its counted runs as compact records, and its rows.
+
+``refresh_board`` recomputes it (the services call it when an evaluation completes or a run is
+published, withdrawn or re-graded); a missing snapshot, or one of an older ``FORMAT_VERSION``, is
+computed on first read. Pages read it in one query and filtered boards are recomputed from its
+records, so no request runs the bootstrap over the database.
+
+A run counts when it is published, on ranked hardware, on an active problem, and has a headline
+evaluation. Its score is that evaluation's score, 0 when null or when the verdict is a failure.
+"""
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from submissions.boards import stats
+from submissions.models import (
+    Evaluation,
+)
+
+FORMAT_VERSION = 1
+Verdict = Evaluation.Verdict
+
+# The matrix's failure chips. A run whose timing was rejected produced no time the board can
+# trust, which ends it like a crash; a missing solution is a static failure (nothing to build).
+FAILURE_KINDS = {
+    Verdict.MISSING_SOLUTION: "static",
+    Verdict.SYNTAX_ERROR: "static",
+    Verdict.FORBIDDEN: "static",
+    Verdict.BUILD_ERROR: "build",
+    Verdict.INCORRECT: "wrong_visible",
+    Verdict.INCORRECT_HIDDEN: "wrong_hidden",
+    Verdict.TIMEOUT: "timeout",
+    Verdict.RUNTIME_ERROR: "crash",
+    Verdict.CRASHED: "crash",
+    Verdict.RESOURCE_LIMIT: "crash",
+    Verdict.TIMING_REJECTED: "crash",
+    Verdict.INFRA_ERROR: "infra",
+}
+
+
+def failure_kind(verdict: str) -> str:
+    """The chip of a failed verdict ("" for ok); a verdict-less grader failure is infra."""
+    return "" if verdict == Verdict.OK else FAILURE_KINDS.get(verdict, "infra")
+
+
+@dataclass(frozen=True)
+class ProblemRef:
+    slug: str
+    title: str
+    category: str
+
+
+@dataclass(frozen=True)
+class ConfigRef:
+    """An agent configuration: language model, harness and effort."""
+
+    config_key: str
+    model_slug: str
+    model_name: str
+    provider: str
+    harness_slug: str
+    harness_name: str
+    effort: str
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """A configuration's line on the board; see ``stats.Summary`` for the figures."""
+
+    rank: int
+    config_key: str
+    model_slug: str
+    model_name: str
+    provider: str
+    harness_slug: str
+    harness_name: str
+    effort: str
+    score: float
+    ci_low: float
+    ci_high: float
+    attempted: int
+    problem_count: int
+    pass_visible: float
+    pass_hidden: float
+    gap: float
+    speedup_eager: float | None
+    speedup_compile: float | None
+    fast_1: float
+    median_tokens: float | None
+    median_cost_usd: float | None
+    median_wall_s: float | None
+    runs: int
+
+
+def _column(dtype) -> Any:
+    return field(metadata={"dtype": dtype})
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """The counted runs as columns; ``config`` and ``problem`` index ``Records``' lists."""
+
+    config: np.ndarray = _column(np.int64)
+    problem: np.ndarray = _column(np.int64)
+    score: np.ndarray = _column(float)
+    hidden_score: np.ndarray = _column(float)
+    ok: np.ndarray = _column(bool)
+    correct_visible: np.ndarray = _column(bool)
+    correct_hidden: np.ndarray = _column(bool)
+    verdict: np.ndarray = _column(str)
+    failure: np.ndarray = _column(str)
+    speedup_eager: np.ndarray = _column(float)
+    speedup_compile: np.ndarray = _column(float)
+    tokens: np.ndarray = _column(float)
+    cost_usd: np.ndarray = _column(float)
+    wall_time_s: np.ndarray = _column(float)
+    created: np.ndarray = _column(str)  # ISO 8601, local time
+    uuid: np.ndarray = _column(str)
+
+    @classmethod
+    def from_json(cls, columns: dict[str, list]) -> "RunTable":
+        return cls(**{f.name: _array(columns[f.name], f.metadata["dtype"]) for f in fields(cls)})
+
+    def to_json(self) -> dict[str, list]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    def __len__(self) -> int:
+        return self.config.size
+
+    def take(self, selection: np.ndarray) -> "RunTable":
+        """The runs a boolean mask or an index array selects, in that order."""
+        return RunTable(**{f.name: getattr(self, f.name)[selection] for f in fields(self)})
+
+    def arrays(self, selection: np.ndarray) -> stats.RunArrays:
+        names = (f.name for f in fields(stats.RunArrays))
+        return stats.RunArrays(**{name: getattr(self, name)[selection] for name in names})
+
+
+def _array(values: list, dtype) -> np.ndarray:
+    if dtype is str:
+        return np.array(values, dtype=str) if values else np.array([], dtype=str)
+    return np.array(values, dtype=dtype)  # None becomes NaN in a float column
+
+
+def _plain(values: np.ndarray) -> list:
+    if values.dtype.kind == "f":
+        return [None if np.isnan(value) else value for value in values.tolist()]
+    return values.tolist()
+
+
+@dataclass(frozen=True)
+class Records:
+    problems: list[ProblemRef]
+    configs: list[ConfigRef]
+    runs: RunTable
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Records":
+        return cls(
+            problems=[ProblemRef(**problem) for problem in data["problems"]],
+            configs=[ConfigRef(**config) for config in data["configs"]],
+            runs=RunTable.from_json(data["runs"]),
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "problems": [asdict(problem) for problem in self.problems],
+            "configs": [asdict(config) for config in self.configs],
+            "runs": self.runs.to_json(),
+        }
+
+
+def board_rows(*, records: Records) -> list[BoardRow]:
+    """One row per configuration with a run, ordered by rank, then score."""
+    present = np.unique(records.runs.config).tolist()
+    summaries = [_summary(records=records, config=n) for n in present]
+    ranks = stats.tie_ranks(
+        lows=[s.ci_low for s in summaries], highs=[s.ci_high for s in summaries]
+    )
+    rows = [
+        BoardRow(rank=rank, **asdict(records.configs[n]), **asdict(summary))
+        for rank, n, summary in zip(ranks, present, summaries, strict=True)
+    ]
+    return sorted(rows, key=lambda row: (row.rank, -row.score, row.config_key))
+
+
+def _summary(*, records: Records, config: int) -> stats.Summary:
+    return stats.summarize(
+        runs=records.runs.arrays(records.runs.config == config),
+        problem_count=len(records.problems),
+        seed=stats.config_seed(records.configs[config].config_key),
+    )
+
+
+def counted_runs(*, hardware_id: int):
+    """The runs a board of this hardware counts (see the module's docstring)."""
+    return Run.objects.filter(
+        hardware_id=hardware_id,
+        hardware__is_ranked=True,
+        published=True,
+        problem__is_active=True,
+        headline_evaluation__isnull=False,
+    )
+
+
+def build_records(*, hardware_id: int) -> Records:
+    """The counted runs of one hardware target, read in a fixed number of queries."""
+    runs = counted_runs(hardware_id=hardware_id)
+    problems = list(Problem.objects.filter(is_active=True).order_by("slug"))
+    values = list(runs.order_by("created_at", "pk").values(*RUN_FIELDS, **HEADLINE_FIELDS))
+    configs = _configs(values)
+    table = _table(
+        values,
+        problems={problem.pk: n for n, problem in enumerate(problems)},
+        configs={key: n for n, key in enumerate(configs)},
+        speedups=_visible_speedups(runs=runs),
+    )
+    refs = [ProblemRef(slug=p.slug, title=p.title, category=p.category) for p in problems]
+    return Records(problems=refs, configs=list(configs.values()), runs=table)
+
+
+RUN_FIELDS = (
+    "uuid",
+    "problem_id",
+    "language_model_id",
+    "harness_id",
+    "effort",
+    "created_at",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "wall_time_s",
+    "headline_evaluation_id",
+)
+HEADLINE_FIELDS = {
+    name: F(f"headline_evaluation__{name}")
+    for name in ("verdict", "score", "hidden_score", "correct_visible", "correct_hidden")
+}
+
+
+def _configs(values: list[dict]) -> dict[tuple, ConfigRef]:
+    """The configurations of these runs by (model id, harness id, effort), in key order."""
+    models = LanguageModel.objects.in_bulk({value["language_model_id"] for value in values})
+    harnesses = Harness.objects.in_bulk({value["harness_id"] for value in values})
+    keys = {_config_of(value) for value in values}
+    refs = {key: _config_ref(models[key[0]], harnesses[key[1]], effort=key[2]) for key in keys}
+    return dict(sorted(refs.items(), key=lambda item: item[1].config_key))
+
+
+def _config_of(value: dict) -> tuple:
+    return value["language_model_id"], value["harness_id"], value["effort"]
+
+
+def _config_ref(model: LanguageModel, harness: Harness, *, effort: str) -> ConfigRef:
+    return ConfigRef(
+        config_key=f"{model.slug}/{harness.slug}/{effort}",
+        model_slug=model.slug,
+        model_name=str(model),
+        provider=model.provider,
+        harness_slug=harness.slug,
+        harness_name=str(harness),
+        effort=effort,
+    )
+
+
+def _visible_speedups(*, runs) -> dict[int, tuple[float | None, float | None]]:
+    """Each headline evaluation's geometric-mean speedups over its visible shapes, in SQL."""
+    shapes = ShapeResult.objects.filter(
+        evaluation_id__in=runs.values("headline_evaluation_id"), set=ShapeResult.Set.VISIBLE
+    )
+    rows = shapes.order_by().values("evaluation_id")
+    rows = rows.annotate(eager=_log_mean("speedup_eager"), compiled=_log_mean("speedup_compile"))
+    return {row["evaluation_id"]: (row["eager"], row["compiled"]) for row in rows}
+
+
+def _log_mean(name: str):
+    # The filter keeps zero and negative figures out of the logarithm.
+    return Exp(Avg(Ln(name), filter=Q(**{f"{name}__gt": 0})))
+
+
+def _table(values: list[dict], *, problems: dict, configs: dict, speedups: dict) -> RunTable:
+    columns = {f.name: [] for f in fields(RunTable)}
+    for value in values:
+        record = _record(
+            value,
+            problem=problems[value["problem_id"]],
+            config=configs[_config_of(value)],
+            speedup=speedups.get(value["headline_evaluation_id"], (None, None)),
+        )
+        for name, item in record.items():
+            columns[name].append(item)
+    return RunTable.from_json(columns)
+
+
+def _record(value: dict, *, problem: int, config: int, speedup: tuple) -> dict:
+    ok = value["verdict"] == Verdict.OK
+    return {
+        "config": config,
+        "problem": problem,
+        "score": (value["score"] or 0.0) if ok else 0.0,
+        "hidden_score": value["hidden_score"],
+        "ok": ok,
+        "correct_visible": bool(value["correct_visible"]),
+        "correct_hidden": bool(value["correct_hidden"]),
+        "verdict": value["verdict"],
+        "failure": failure_kind(value["verdict"]),
+        "speedup_eager": speedup[0],
+        "speedup_compile": speedup[1],
+        "tokens": _tokens(value),
+        "cost_usd": value["cost_usd"],
+        "wall_time_s": value["wall_time_s"],
+        "created": timezone.localtime(value["created_at"]).isoformat(timespec="seconds"),
+        "uuid": str(value["uuid"]),
+    }
+
+
+def _tokens(value: dict) -> int | None:
+    counts = [value["input_tokens"], value["output_tokens"]]
+    return None if counts == [None, None] else sum(count or 0 for count in counts)
+
+
+def refresh_board(*, hardware_id: int) -> BoardSnapshot:
+    """Recompute and store the board of one hardware target: its records and its rows."""
+    with transaction.atomic():
+        # Refreshes of one board take turns, so the last to write read the newest runs.
+        list(BoardSnapshot.objects.select_for_update().filter(hardware_id=hardware_id))
+        records = build_records(hardware_id=hardware_id)
+        rows = [asdict(row) for row in board_rows(records=records)]
+        snapshot, _ = BoardSnapshot.objects.update_or_create(
+            hardware_id=hardware_id,
+            defaults={
+                "data": {**records.to_json(), "rows": rows},
+                "format_version": FORMAT_VERSION,
+                "computed_at": timezone.now(),
+            },
+        )
+    return snapshot
+
+
+def refresh_boards_for_run(*, run_id: int) -> None:
+    """Recompute the board that counts this run, if the run still exists."""
+    runs = Run.objects.filter(pk=run_id).values_list("hardware_id", flat=True)
+    hardware_id = runs.first()
+    if hardware_id is not None:
+        refresh_board(hardware_id=hardware_id)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The parts of a snapshot's data that a reader asked for, and when it was computed."""
+
+    computed_at: datetime
+    parts: dict[str, Any]
+
+
+def read(*, hardware: HardwareTarget, parts: tuple[str, ...] = ()) -> Stored:
+    """Only the named parts of the data travel from the database; stale means recomputed."""
+    found = (
+        BoardSnapshot.objects.filter(hardware=hardware, format_version=FORMAT_VERSION)
+        .values("computed_at", **{part: KeyTransform(part, "data") for part in parts})
+        .first()
+    )
+    if found is None:
+        snapshot = refresh_board(hardware_id=hardware.pk)
+        return Stored(snapshot.computed_at, {part: snapshot.data[part] for part in parts})
+    return Stored(found.pop("computed_at"), found)
+
+
+def stored_rows(*, hardware: HardwareTarget) -> tuple[list[BoardRow], list[ProblemRef], datetime]:
+    stored = read(hardware=hardware, parts=("rows", "problems"))
+    rows = [BoardRow(**row) for row in stored.parts["rows"]]
+    problems = [ProblemRef(**problem) for problem in stored.parts["problems"]]
+    return rows, problems, stored.computed_at
+
+
+def stored_records(*, hardware: HardwareTarget) -> tuple[Records, datetime]:
+    stored = read(hardware=hardware, parts=("problems", "configs", "runs"))
+    return Records.from_json(stored.parts), stored.computed_at

@@ -1,0 +1,222 @@
+"""Plotly figures built from the selectors' dataclasses, as JSON for ``json_script``.
+
+Pages never compute numbers: each function here only lays out what a selector returned.
+``static/charts.js`` draws every figure on a page with the plotly.js of the installed package.
+A point's ``customdata`` is the URL of the run behind it; clicking the point opens that run.
+"""
+
+import json
+
+import plotly.graph_objects as go
+from django.urls import reverse
+
+from submissions.templatetags.arena_format import sig
+
+FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
+INK, MUTED, GRID = "#1d232a", "#5b6673", "#e6e9ed"
+PALETTE = (
+    "#0b6bcb", "#d9480f", "#2b8a3e", "#862e9c", "#c2255c", "#1098ad",
+    "#e67700", "#5c940d", "#364fc7", "#a61e4d", "#0c8599", "#5f3dc4",
+)  # fmt: skip
+FRONTIER = "#c62828"
+
+
+def as_json(fig: go.Figure) -> dict:
+    """The figure as plain JSON data (plotly's encoder, orjson when installed)."""
+    return json.loads(fig.to_json())
+
+
+def color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def layout(*, height: int = 360, **overrides) -> dict:
+    """A small house layout instead of plotly's default template (which adds 7 KB per figure)."""
+    axis = {"gridcolor": GRID, "zerolinecolor": GRID, "linecolor": GRID, "automargin": True}
+    base = {
+        "template": go.layout.Template(),
+        "height": height,
+        "margin": {"l": 56, "r": 16, "t": 16, "b": 48},
+        "font": {"family": FONT, "size": 12, "color": INK},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "xaxis": axis,
+        "yaxis": dict(axis),
+        "legend": {"orientation": "h", "y": -0.22, "font": {"size": 11}},
+        "hoverlabel": {"font": {"family": FONT}},
+    }
+    for key, value in overrides.items():
+        base[key] = base[key] | value if isinstance(base.get(key), dict) else value
+    return base
+
+
+def evaluation_history(reports) -> dict:
+    """Score and held-out score of each completed evaluation of a run, one line per hardware."""
+    series: dict[str, list] = {}
+    for report in reversed(reports):  # oldest first
+        evaluation = report.evaluation
+        if evaluation.status == "done" and evaluation.finished_at:
+            series.setdefault(evaluation.hardware.name, []).append(evaluation)
+    fig = go.Figure(
+        layout=layout(height=240, yaxis={"title": {"text": "score"}, "rangemode": "tozero"})
+    )
+    for index, (hardware, evaluations) in enumerate(series.items()):
+        when = [e.finished_at.isoformat() for e in evaluations]
+        fig.add_scatter(
+            x=when,
+            y=[e.score for e in evaluations],
+            name=f"{hardware}: score",
+            mode="lines+markers",
+            line={"color": color(index)},
+            text=[f"{e.get_verdict_display()} · score {sig(e.score)}" for e in evaluations],
+            hovertemplate="%{x|%Y-%m-%d %H:%M}<br>%{text}<extra></extra>",
+        )
+        fig.add_scatter(
+            x=when,
+            y=[e.hidden_score for e in evaluations],
+            name=f"{hardware}: held-out score",
+            mode="lines+markers",
+            line={"color": color(index), "dash": "dot"},
+            hovertemplate="%{x|%Y-%m-%d %H:%M}<br>held-out score %{y:.3g}<extra></extra>",
+        )
+    return as_json(fig)
+
+
+def run_path(run_uuid: str | None) -> str | None:
+    return reverse("submissions:run-detail", kwargs={"run_id": run_uuid}) if run_uuid else None
+
+
+# -- problem page ------------------------------------------------------------------------------
+REFERENCE_MARKERS = {
+    "eager": ("eager", "diamond", "#5b6673"),
+    "compile": ("torch.compile", "square", "#e67700"),
+}
+
+
+def problem_figures(page) -> dict[str, dict]:
+    figures = {"distribution": score_distribution(page.distribution)}
+    if page.roofline.points or page.roofline.peak_tflops:
+        figures["roofline"] = roofline(page.roofline)
+    if page.outcomes:
+        figures["outcomes"] = outcomes(page.outcomes)
+    return figures
+
+
+def roofline(roof) -> dict:
+    """Log-log: arithmetic intensity (FLOP/byte) against achieved TFLOPS, under the hardware's
+    compute roof and bandwidth roof."""
+    fig = go.Figure(
+        layout=layout(
+            height=420,
+            xaxis={"type": "log", "title": {"text": "arithmetic intensity (FLOP per byte)"}},
+            yaxis={"type": "log", "title": {"text": "achieved TFLOPS"}},
+        )
+    )
+    runs = [p for p in roof.points if p.kind == "run"]
+    span = _intensity_span(roof)
+    if roof.peak_tflops and roof.bandwidth_gbps and span:
+        low, high = span
+        ridge = roof.ridge_intensity
+        xs = [low, *([ridge] if low < ridge < high else []), high]
+        fig.add_scatter(
+            x=xs,
+            y=[min(roof.peak_tflops, roof.bandwidth_gbps * x / 1e3) for x in xs],
+            mode="lines",
+            name=f"roof: {sig(roof.bandwidth_gbps)} GB/s, {sig(roof.peak_tflops)} TFLOPS",
+            line={"color": INK, "width": 2},
+            hoverinfo="skip",
+        )
+    fig.add_scatter(
+        x=[p.intensity for p in runs],
+        y=[p.tflops for p in runs],
+        mode="markers",
+        name="runs (visible shapes)",
+        marker={"color": PALETTE[0], "size": 7, "opacity": 0.7},
+        text=[p.label for p in runs],
+        customdata=[run_path(p.run_uuid) for p in runs],
+        hovertemplate="%{text}<br>%{x:.3g} FLOP/B · %{y:.3g} TFLOPS<extra></extra>",
+    )
+    for kind, (name, symbol, shade) in REFERENCE_MARKERS.items():
+        points = [p for p in roof.points if p.kind == kind]
+        if points:
+            fig.add_scatter(
+                x=[p.intensity for p in points],
+                y=[p.tflops for p in points],
+                mode="markers",
+                name=name,
+                marker={
+                    "color": shade,
+                    "size": 10,
+                    "symbol": symbol,
+                    "line": {"color": "#fff", "width": 1},
+                },
+                text=[p.label for p in points],
+                hovertemplate="%{text}<br>%{x:.3g} FLOP/B · %{y:.3g} TFLOPS<extra></extra>",
+            )
+    return as_json(fig)
+
+
+def _intensity_span(roof) -> tuple[float, float] | None:
+    """The x range the roofs are drawn over: the points', widened, and the ridge point."""
+    values = [p.intensity for p in roof.points if p.intensity > 0]
+    ridge = roof.ridge_intensity
+    if ridge:
+        values.append(ridge)
+    if not values:
+        return None
+    return min(values) / 4, max(values) * 4
+
+
+def score_distribution(distribution) -> dict:
+    """How many runs scored in each bin."""
+    fig = go.Figure(
+        layout=layout(
+            height=260,
+            bargap=0.05,
+            xaxis={"title": {"text": "run score"}},
+            yaxis={"title": {"text": "runs"}},
+            showlegend=False,
+        )
+    )
+    bins = distribution.bins
+    fig.add_bar(
+        x=[(b.low + b.high) / 2 for b in bins],
+        y=[b.count for b in bins],
+        width=[b.high - b.low for b in bins],
+        marker={"color": PALETTE[0]},
+        text=[f"{sig(b.low)} to {sig(b.high)}" for b in bins],
+        hovertemplate="score %{text}<br>%{y} runs<extra></extra>",
+    )
+    return as_json(fig)
+
+
+OUTCOME_PARTS = (
+    ("both", "correct on both", "#2b8a3e"),
+    ("visible_only", "visible only", "#e67700"),
+    ("hidden_only", "held-out only", "#862e9c"),
+    ("neither", "neither", "#c62828"),
+)
+
+
+def outcomes(rows) -> dict:
+    """Per configuration, its runs split by correctness on visible and on held-out shapes."""
+    labels = [row.config_label for row in rows]
+    fig = go.Figure(
+        layout=layout(
+            height=max(160, 28 * len(rows) + 90),
+            barmode="stack",
+            xaxis={"title": {"text": "runs"}},
+            yaxis={"autorange": "reversed"},
+            margin={"l": 16},
+        )
+    )
+    for field, name, shade in OUTCOME_PARTS:
+        fig.add_bar(
+            y=labels,
+            x=[getattr(row, field) for row in rows],
+            name=name,
+            orientation="h",
+            marker={"color": shade},
+            hovertemplate="%{y}<br>" + name + ": %{x}<extra></extra>",
+        )
+    return as_json(fig)

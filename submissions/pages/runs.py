@@ -1,0 +1,31 @@
+"""A run: its headline result and rank, every evaluation with gates and shapes, the solution."""
+
+import json
+
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from submissions import boards, selectors
+from submissions.pages import figures
+from submissions.pages.rendering import solution_html
+
+
+@require_GET
+def run_detail(request, run_id):
+    run = selectors.run_for_viewer(run_id=run_id, user=request.user)
+    reports = selectors.evaluation_reports(run)
+    context = {
+        "run": run,
+        "rank": boards.run_rank(run=run),
+        "reports": reports,
+        "headline": _headline(run, reports),
+        "history": figures.evaluation_history(reports) if len(reports) > 1 else None,
+        "metadata_json": json.dumps(run.metadata, indent=2, ensure_ascii=False),
+        "spread": selectors.timing_spread(run),
+        "solution_html": solution_html(run.solution) if run.solution else "",
+    }
+    return render(request, "submissions/run_detail.html", context)
+
+
+def _headline(run, reports):
+    return next((r for r in reports if r.evaluation.pk == run.headline_evaluation_id), None)

@@ -1,0 +1,48 @@
+"""Sending Celery tasks by name, and asking which queues have a worker listening.
+
+Services never import ``submissions.tasks`` (the tasks import the services); they send by name.
+``SubmissionsConfig.ready`` imports the tasks, so the names resolve in every process and eager
+mode runs them in-process as a worker would.
+"""
+
+import logging
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from kombu.exceptions import KombuError
+
+logger = logging.getLogger(__name__)
+
+EVALUATE = "submissions.evaluate"
+PROCESS_TRANSCRIPT = "submissions.process_transcript"
+REFRESH_BOARDS = "submissions.refresh_boards"
+
+INSPECT_TIMEOUT_S = 1.0
+
+
+def enqueue(name: str, *, queue: str | None = None, **kwargs) -> None:
+    current_app.tasks[name].apply_async(kwargs=kwargs, queue=queue)
+
+
+def enqueue_on_commit(name: str, *, queue: str | None = None, robust: bool = False, **kwargs):
+    """Send once the surrounding transaction commits (at once outside a transaction)."""
+    transaction.on_commit(lambda: enqueue(name, queue=queue, **kwargs), robust=robust)
+
+
+def listening_queues() -> set[str]:
+    """Queues some worker consumes now. Eager mode grades in-process: ``ARENA_EAGER_QUEUES``."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return set(settings.ARENA_EAGER_QUEUES)
+    try:
+        replies = current_app.control.inspect(timeout=INSPECT_TIMEOUT_S).active_queues() or {}
+    except (OSError, KombuError) as error:
+        logger.warning("could not ask the workers for their queues: %s", error)
+        return set()
+    return {queue["name"] for queues in replies.values() for queue in queues or ()}
+
+
+def unserved(hardware_targets) -> list:
+    """The targets whose queue no worker listens on (one broadcast for all of them)."""
+    listening = listening_queues()
+    return [target for target in hardware_targets if target.queue_name not in listening]
