@@ -26,7 +26,7 @@ def recent_published_runs(*, limit: int = 50) -> QuerySet[Run]:
 
 def published_runs_listing() -> QuerySet[Run]:
     """Published runs, newest first, with what a list row shows (headline included)."""
-    related = ("problem", "language_model", "harness", "hardware", "headline_evaluation")
+    related = ("problem", "language_model", "harness", "hardware", "headline_evaluation__hardware")
     return Run.objects.published().select_related(*related).order_by("-created_at", "-pk")
 
 

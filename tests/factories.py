@@ -77,15 +77,14 @@ def make_registry() -> dict:
 def make_run(*, submitter=None, published: bool = True, **fields) -> Run:
     problem = fields.pop("problem", None) or Problem.objects.first() or make_problem()
     defaults = {
-        "language_model": LanguageModel.objects.first() or make_language_model(),
-        "harness": Harness.objects.first() or make_harness(),
-        "hardware": HardwareTarget.objects.filter(device="cuda").first() or make_hardware(),
-        "problem_version": problem.version,
-        "content_key": uuid.uuid4().hex,
+        "language_model": lambda: LanguageModel.objects.first() or make_language_model(),
+        "harness": lambda: Harness.objects.first() or make_harness(),
+        "hardware": lambda: HardwareTarget.objects.filter(device="cuda").first() or make_hardware(),
+        "problem_version": lambda: problem.version,
+        "content_key": lambda: uuid.uuid4().hex,
     }
-    return Run.objects.create(
-        problem=problem, submitter=submitter, published=published, **(defaults | fields)
-    )
+    fields = {name: make() for name, make in defaults.items() if name not in fields} | fields
+    return Run.objects.create(problem=problem, submitter=submitter, published=published, **fields)
 
 
 def make_result(*, hidden_params: dict | None = None, verdict: str = "ok") -> dict:

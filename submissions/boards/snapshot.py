@@ -10,13 +10,24 @@ evaluation. Its score is that evaluation's score, 0 when null or when the verdic
 """
 
 from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db import transaction
+from django.db.models import Avg, Q
+from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Exp, Ln
+from django.utils import timezone
 
-from submissions.boards import stats
+from submissions.boards import configs, stats
 from submissions.models import (
+    BoardSnapshot,
     Evaluation,
+    HardwareTarget,
+    Problem,
+    Run,
+    ShapeResult,
 )
 
 FORMAT_VERSION = 1
@@ -57,6 +68,7 @@ class ConfigRef:
     """An agent configuration: language model, harness and effort."""
 
     config_key: str
+    config_label: str
     model_slug: str
     model_name: str
     provider: str
@@ -71,6 +83,7 @@ class BoardRow:
 
     rank: int
     config_key: str
+    config_label: str
     model_slug: str
     model_name: str
     provider: str
@@ -94,30 +107,26 @@ class BoardRow:
     runs: int
 
 
-def _column(dtype) -> Any:
-    return field(metadata={"dtype": dtype})
-
-
 @dataclass(frozen=True)
 class RunTable:
     """The counted runs as columns; ``config`` and ``problem`` index ``Records``' lists."""
 
-    config: np.ndarray = _column(np.int64)
-    problem: np.ndarray = _column(np.int64)
-    score: np.ndarray = _column(float)
-    hidden_score: np.ndarray = _column(float)
-    ok: np.ndarray = _column(bool)
-    correct_visible: np.ndarray = _column(bool)
-    correct_hidden: np.ndarray = _column(bool)
-    verdict: np.ndarray = _column(str)
-    failure: np.ndarray = _column(str)
-    speedup_eager: np.ndarray = _column(float)
-    speedup_compile: np.ndarray = _column(float)
-    tokens: np.ndarray = _column(float)
-    cost_usd: np.ndarray = _column(float)
-    wall_time_s: np.ndarray = _column(float)
-    created: np.ndarray = _column(str)  # ISO 8601, local time
-    uuid: np.ndarray = _column(str)
+    config: np.ndarray = field(metadata={"dtype": np.int64})
+    problem: np.ndarray = field(metadata={"dtype": np.int64})
+    score: np.ndarray = field(metadata={"dtype": float})
+    hidden_score: np.ndarray = field(metadata={"dtype": float})
+    ok: np.ndarray = field(metadata={"dtype": bool})
+    correct_visible: np.ndarray = field(metadata={"dtype": bool})
+    correct_hidden: np.ndarray = field(metadata={"dtype": bool})
+    verdict: np.ndarray = field(metadata={"dtype": str})
+    failure: np.ndarray = field(metadata={"dtype": str})
+    speedup_eager: np.ndarray = field(metadata={"dtype": float})
+    speedup_compile: np.ndarray = field(metadata={"dtype": float})
+    tokens: np.ndarray = field(metadata={"dtype": float})
+    cost_usd: np.ndarray = field(metadata={"dtype": float})
+    wall_time_s: np.ndarray = field(metadata={"dtype": float})
+    created: np.ndarray = field(metadata={"dtype": str})  # ISO 8601, local time
+    uuid: np.ndarray = field(metadata={"dtype": str})
 
     @classmethod
     def from_json(cls, columns: dict[str, list]) -> "RunTable":
@@ -196,12 +205,8 @@ def _summary(*, records: Records, config: int) -> stats.Summary:
 
 def counted_runs(*, hardware_id: int):
     """The runs a board of this hardware counts (see the module's docstring)."""
-    return Run.objects.filter(
-        hardware_id=hardware_id,
-        hardware__is_ranked=True,
-        published=True,
-        problem__is_active=True,
-        headline_evaluation__isnull=False,
+    return configs.counted_runs().filter(
+        hardware_id=hardware_id, hardware__is_ranked=True, problem__is_active=True
     )
 
 
@@ -209,24 +214,24 @@ def build_records(*, hardware_id: int) -> Records:
     """The counted runs of one hardware target, read in a fixed number of queries."""
     runs = counted_runs(hardware_id=hardware_id)
     problems = list(Problem.objects.filter(is_active=True).order_by("slug"))
-    values = list(runs.order_by("created_at", "pk").values(*RUN_FIELDS, **HEADLINE_FIELDS))
-    configs = _configs(values)
+    values = list(
+        runs.order_by("created_at", "pk").values(
+            *RUN_VALUES, *configs.CONFIG_VALUES, *configs.OUTCOME_VALUES
+        )
+    )
+    refs = _configs(values)
     table = _table(
         values,
         problems={problem.pk: n for n, problem in enumerate(problems)},
-        configs={key: n for n, key in enumerate(configs)},
+        config_index={ref.config_key: n for n, ref in enumerate(refs)},
         speedups=_visible_speedups(runs=runs),
     )
-    refs = [ProblemRef(slug=p.slug, title=p.title, category=p.category) for p in problems]
-    return Records(problems=refs, configs=list(configs.values()), runs=table)
+    return Records(problems=[_problem_ref(p) for p in problems], configs=refs, runs=table)
 
 
-RUN_FIELDS = (
+RUN_VALUES = (
     "uuid",
     "problem_id",
-    "language_model_id",
-    "harness_id",
-    "effort",
     "created_at",
     "input_tokens",
     "output_tokens",
@@ -234,35 +239,15 @@ RUN_FIELDS = (
     "wall_time_s",
     "headline_evaluation_id",
 )
-HEADLINE_FIELDS = {
-    name: F(f"headline_evaluation__{name}")
-    for name in ("verdict", "score", "hidden_score", "correct_visible", "correct_hidden")
-}
 
 
-def _configs(values: list[dict]) -> dict[tuple, ConfigRef]:
-    """The configurations of these runs by (model id, harness id, effort), in key order."""
-    models = LanguageModel.objects.in_bulk({value["language_model_id"] for value in values})
-    harnesses = Harness.objects.in_bulk({value["harness_id"] for value in values})
-    keys = {_config_of(value) for value in values}
-    refs = {key: _config_ref(models[key[0]], harnesses[key[1]], effort=key[2]) for key in keys}
-    return dict(sorted(refs.items(), key=lambda item: item[1].config_key))
+def _problem_ref(problem: Problem) -> ProblemRef:
+    return ProblemRef(slug=problem.slug, title=problem.title, category=problem.category)
 
 
-def _config_of(value: dict) -> tuple:
-    return value["language_model_id"], value["harness_id"], value["effort"]
-
-
-def _config_ref(model: LanguageModel, harness: Harness, *, effort: str) -> ConfigRef:
-    return ConfigRef(
-        config_key=f"{model.slug}/{harness.slug}/{effort}",
-        model_slug=model.slug,
-        model_name=str(model),
-        provider=model.provider,
-        harness_slug=harness.slug,
-        harness_name=str(harness),
-        effort=effort,
-    )
+def _configs(values: list[dict]) -> list[ConfigRef]:
+    refs = {ref.config_key: ref for ref in (ConfigRef(**configs.config_fields(v)) for v in values)}
+    return sorted(refs.values(), key=lambda ref: ref.config_key)
 
 
 def _visible_speedups(*, runs) -> dict[int, tuple[float | None, float | None]]:
@@ -280,13 +265,13 @@ def _log_mean(name: str):
     return Exp(Avg(Ln(name), filter=Q(**{f"{name}__gt": 0})))
 
 
-def _table(values: list[dict], *, problems: dict, configs: dict, speedups: dict) -> RunTable:
+def _table(values: list[dict], *, problems: dict, config_index: dict, speedups: dict) -> RunTable:
     columns = {f.name: [] for f in fields(RunTable)}
     for value in values:
         record = _record(
             value,
             problem=problems[value["problem_id"]],
-            config=configs[_config_of(value)],
+            config=config_index[_key(value)],
             speedup=speedups.get(value["headline_evaluation_id"], (None, None)),
         )
         for name, item in record.items():
@@ -294,18 +279,26 @@ def _table(values: list[dict], *, problems: dict, configs: dict, speedups: dict)
     return RunTable.from_json(columns)
 
 
+def _key(value: dict) -> str:
+    return configs.config_key(
+        model_slug=value["language_model__slug"],
+        harness_slug=value["harness__slug"],
+        effort=value["effort"],
+    )
+
+
 def _record(value: dict, *, problem: int, config: int, speedup: tuple) -> dict:
-    ok = value["verdict"] == Verdict.OK
+    verdict = value["headline_evaluation__verdict"]
     return {
         "config": config,
         "problem": problem,
-        "score": (value["score"] or 0.0) if ok else 0.0,
-        "hidden_score": value["hidden_score"],
-        "ok": ok,
-        "correct_visible": bool(value["correct_visible"]),
-        "correct_hidden": bool(value["correct_hidden"]),
-        "verdict": value["verdict"],
-        "failure": failure_kind(value["verdict"]),
+        "score": configs.run_score(value),
+        "hidden_score": value["headline_evaluation__hidden_score"],
+        "ok": verdict == Verdict.OK,
+        "correct_visible": bool(value["headline_evaluation__correct_visible"]),
+        "correct_hidden": bool(value["headline_evaluation__correct_hidden"]),
+        "verdict": verdict,
+        "failure": failure_kind(verdict),
         "speedup_eager": speedup[0],
         "speedup_compile": speedup[1],
         "tokens": _tokens(value),

@@ -11,6 +11,11 @@ from submissions.pages.rendering import solution_html
 
 
 @require_GET
+def run_index(request):
+    return render(request, "submissions/run_index.html", {"runs": selectors.recent_published_runs()})
+
+
+@require_GET
 def run_detail(request, run_id):
     run = selectors.run_for_viewer(run_id=run_id, user=request.user)
     reports = selectors.evaluation_reports(run)

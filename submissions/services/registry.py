@@ -29,7 +29,32 @@ class SyncReport:
 
 def engine_problems() -> list[ProblemInfo]:
     """The engine's problem deck, read without importing the engine (which imports torch)."""
-    command = [sys.executable, "-m", "runners", "problems", "--json"]
+    return parse_problem_list(_engine_json("problems"))
+
+
+def engine_hardware() -> list[dict]:
+    """The engine's hardware table (peaks and bandwidth per GPU model, and the declared CPU)."""
+    try:
+        rows = json.loads(_engine_json("hardware"))
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise TypeError("expected a JSON list of objects")
+    except (ValueError, TypeError) as error:
+        raise EngineError(f"unexpected hardware table from the engine: {error}") from None
+    return rows
+
+
+def parse_problem_list(text: str) -> list[ProblemInfo]:
+    try:
+        items = json.loads(text)
+        if not isinstance(items, list):
+            raise TypeError("expected a JSON list")
+        return [ProblemInfo.from_dict(item) for item in items]
+    except (ValueError, TypeError, AttributeError) as error:
+        raise EngineError(f"unexpected problem list from the engine: {error}") from None
+
+
+def _engine_json(listing: str) -> str:
+    command = [sys.executable, "-m", "runners", listing, "--json"]
     try:
         done = subprocess.run(
             command,
@@ -43,17 +68,7 @@ def engine_problems() -> list[ProblemInfo]:
         raise EngineError(f"{' '.join(command)} took longer than {ENGINE_TIMEOUT_S}s") from None
     if done.returncode != 0:
         raise EngineError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}")
-    return parse_problem_list(done.stdout)
-
-
-def parse_problem_list(text: str) -> list[ProblemInfo]:
-    try:
-        items = json.loads(text)
-        if not isinstance(items, list):
-            raise TypeError("expected a JSON list")
-        return [ProblemInfo.from_dict(item) for item in items]
-    except (ValueError, TypeError, AttributeError) as error:
-        raise EngineError(f"unexpected problem list from the engine: {error}") from None
+    return done.stdout
 
 
 @transaction.atomic
@@ -80,9 +95,30 @@ def _problem_fields(info: ProblemInfo, now: datetime.datetime) -> dict:
         "version": info.version,
         "visible_count": info.visible_count,
         "hidden_count": info.hidden_count,
+        "peak_dtype": info.peak_dtype,
+        "statement": info.statement,
+        "visible_shapes": info.visible_shapes,
         "is_active": True,
         "synced_at": now,
     }
+
+
+@transaction.atomic
+def sync_hardware_roofs(*, rows: list[dict]) -> list[str]:
+    """Copies each target's roofs from the engine's table (its ``gpu_model`` row; the CPU row
+    for CPU targets); returns the slugs of targets the table does not know."""
+    table = {row.get("slug"): row for row in rows}
+    unknown = []
+    for target in HardwareTarget.objects.all():
+        key = "cpu" if target.device == HardwareTarget.Device.CPU else target.gpu_model
+        row = table.get(key)
+        if row is None:
+            unknown.append(target.slug)
+            continue
+        target.bandwidth_gbps = row.get("bandwidth_gbps")
+        target.peak_tflops = row.get("peak_tflops") or {}
+        target.save(update_fields=["bandwidth_gbps", "peak_tflops"])
+    return unknown
 
 
 EXAMPLE_MODELS = [

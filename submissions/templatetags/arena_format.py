@@ -12,6 +12,8 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from submissions.models import Evaluation
+
 register = template.Library()
 
 DASH = "—"
@@ -224,3 +226,12 @@ def _manifest_value(key: str, value) -> str:
     if isinstance(value, list):
         return ", ".join(_scalar(item) for item in value) or DASH
     return _scalar(value)
+
+
+VERDICT_LABELS = dict(Evaluation.Verdict.choices)
+
+
+@register.filter
+def verdict_label(verdict) -> str:
+    """The taxonomy's words for a verdict code (``incorrect_hidden``: incorrect on held-out)."""
+    return VERDICT_LABELS.get(verdict, verdict or DASH)

@@ -44,13 +44,13 @@ def test_each_row_carries_its_headline_and_figures_without_shapes():
 
 
 def test_filters_narrow_the_list():
-    other_problem = make_problem("rmsnorm")
-    other_model = make_language_model("gpt-5")
-    ok = make_run()
+    softmax, other_problem = make_problem("softmax"), make_problem("rmsnorm")
+    claude, other_model = make_language_model("claude-opus-4-5"), make_language_model("gpt-5")
+    ok = make_run(problem=softmax, language_model=claude)
     make_evaluation(ok)
     failed = make_run(problem=other_problem, language_model=other_model)
     make_evaluation(failed, result=make_result(verdict="incorrect"), verdict="incorrect")
-    make_run(hardware=make_hardware("h200"))
+    make_run(problem=softmax, language_model=claude, hardware=make_hardware("h200"))
     assert [r["id"] for r in listing(problem="rmsnorm")["results"]] == [str(failed.uuid)]
     assert [r["id"] for r in listing(model="gpt-5")["results"]] == [str(failed.uuid)]
     assert [r["id"] for r in listing(verdict="ok")["results"]] == [str(ok.uuid)]

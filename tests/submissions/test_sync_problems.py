@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 
 from submissions.services import registry
 from submissions.models import Problem
-from tests.factories import make_problem
+from tests.factories import make_hardware, make_problem
 
 pytestmark = pytest.mark.django_db
 
@@ -24,9 +24,17 @@ DECK = [
 ]
 
 
+HARDWARE = [{"slug": "h100-sxm", "bandwidth_gbps": 3350.0, "peak_tflops": {"bf16": 989.4}}]
+
+
 def fake_engine(monkeypatch, *, stdout: str, returncode: int = 0, stderr: str = ""):
     def run(command, **kwargs):
-        assert command[1:] == ["-m", "runners", "problems", "--json"]
+        assert command[1:] in (
+            ["-m", "runners", "problems", "--json"],
+            ["-m", "runners", "hardware", "--json"],
+        )
+        if command[3] == "hardware" and returncode == 0:
+            return subprocess.CompletedProcess(command, 0, json.dumps(HARDWARE), "")
         return subprocess.CompletedProcess(command, returncode, stdout, stderr)
 
     monkeypatch.setattr(registry.subprocess, "run", run)
@@ -67,3 +75,20 @@ def test_sync_reads_the_real_engine_deck():
     slugs = set(Problem.objects.filter(is_active=True).values_list("slug", flat=True))
     assert {"softmax", "rmsnorm"} <= slugs
     assert all(len(p.version) == 64 for p in Problem.objects.all())
+
+
+def test_sync_copies_roofs_to_known_targets_and_names_unknown_ones(monkeypatch, capsys):
+    fake_engine(monkeypatch, stdout=json.dumps(DECK))
+    known = make_hardware("h100-sxm", gpu_model="h100-sxm")
+    make_hardware("mystery", gpu_model="tpu-v9")
+    call_command("sync_problems")
+    known.refresh_from_db()
+    assert (known.bandwidth_gbps, known.peak_tflops) == (3350.0, {"bf16": 989.4})
+    assert "mystery: not in the engine's table" in capsys.readouterr().err
+
+
+def test_sync_keeps_the_statement_and_visible_shapes_agents_see():
+    call_command("sync_problems")
+    softmax = Problem.objects.get(slug="softmax")
+    assert softmax.statement.startswith("#") and softmax.visible_shapes
+    assert all(isinstance(shape, dict) for shape in softmax.visible_shapes)

@@ -1,0 +1,194 @@
+"""The board of one ranked hardware target: one row per agent configuration.
+
+Unfiltered, it is the snapshot's stored rows (one query). Filtered, it is recomputed from the
+snapshot's run records in numpy, intervals included, without further queries.
+"""
+
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
+from urllib.parse import urlencode
+
+import numpy as np
+from django.http import QueryDict
+
+from submissions.boards import snapshot
+from submissions.boards.snapshot import BoardRow, ConfigRef, ProblemRef, Records
+from submissions.models import HardwareTarget
+
+LIST_FILTERS = ("harness", "model", "provider", "category")
+DATE_FILTERS = ("since", "until")
+SORT_KEYS = (
+    "rank",
+    "config_label",
+    "model_name",
+    "harness_name",
+    "provider",
+    "effort",
+    "score",
+    "ci_low",
+    "ci_high",
+    "attempted",
+    "pass_visible",
+    "pass_hidden",
+    "gap",
+    "speedup_eager",
+    "speedup_compile",
+    "fast_1",
+    "median_tokens",
+    "median_cost_usd",
+    "median_wall_s",
+    "runs",
+)
+# Where less is better (or reads in alphabetical order) the first click sorts ascending.
+ASCENDING_FIRST = frozenset(
+    {
+        "rank",
+        "config_label",
+        "model_name",
+        "harness_name",
+        "provider",
+        "effort",
+        "gap",
+        "median_tokens",
+        "median_cost_usd",
+        "median_wall_s",
+    }
+)
+
+
+@dataclass(frozen=True)
+class BoardFilters:
+    harness: tuple[str, ...] = ()  # harness slugs
+    model: tuple[str, ...] = ()  # language model slugs
+    provider: tuple[str, ...] = ()
+    category: tuple[str, ...] = ()  # problem categories
+    since: date | None = None  # runs created on or after, local date
+    until: date | None = None  # runs created on or before
+
+    @classmethod
+    def from_query(cls, query: QueryDict, *, strict: bool = False) -> "BoardFilters":
+        """Repeated keys (``?harness=a&harness=b``) and ISO dates; a date that does not parse
+        is ignored, or raises ValueError when ``strict``."""
+        lists = {name: tuple(sorted(set(filter(None, query.getlist(name))))) for name in LIST_FILTERS}
+        dates = {name: _date(query.get(name), strict=strict) for name in DATE_FILTERS}
+        return cls(**lists, **dates)
+
+    def to_query(self) -> str:
+        pairs = [(name, value) for name in LIST_FILTERS for value in getattr(self, name)]
+        dates = [(name, getattr(self, name)) for name in DATE_FILTERS]
+        return urlencode(pairs + [(name, day.isoformat()) for name, day in dates if day])
+
+    @property
+    def is_empty(self) -> bool:
+        return self == BoardFilters()
+
+    def admits(self, config: ConfigRef) -> bool:
+        wanted = (
+            (self.harness, config.harness_slug),
+            (self.model, config.model_slug),
+            (self.provider, config.provider),
+        )
+        return all(not allowed or value in allowed for allowed, value in wanted)
+
+
+def _date(text: str | None, *, strict: bool) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        if strict:
+            raise ValueError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+        return None
+
+
+@dataclass(frozen=True)
+class Board:
+    hardware: HardwareTarget
+    problems: list[ProblemRef]  # the active problems the scores are over
+    rows: list[BoardRow]
+    computed_at: datetime
+    filters: BoardFilters
+    sort: str
+    descending: bool
+    sort_keys: tuple[str, ...] = SORT_KEYS
+
+
+def ranked_hardware() -> list[HardwareTarget]:
+    return list(HardwareTarget.objects.filter(is_ranked=True).order_by("name", "slug"))
+
+
+def ranked_target(*, slug: str) -> HardwareTarget | None:
+    return HardwareTarget.objects.filter(is_ranked=True, slug=slug).first()
+
+
+def board(
+    *,
+    hardware: HardwareTarget,
+    filters: BoardFilters = BoardFilters(),
+    sort: str = "rank",
+    descending: bool | None = None,
+) -> Board:
+    """An unknown sort key sorts by rank; ``descending`` None takes the column's usual way."""
+    rows, problems, computed_at = _rows(hardware=hardware, filters=filters)
+    sort = sort if sort in SORT_KEYS else "rank"
+    descending = sort not in ASCENDING_FIRST if descending is None else descending
+    return Board(
+        hardware=hardware,
+        problems=problems,
+        rows=sort_rows(rows, key=sort, descending=descending),
+        computed_at=computed_at,
+        filters=filters,
+        sort=sort,
+        descending=descending,
+    )
+
+
+def _rows(*, hardware: HardwareTarget, filters: BoardFilters):
+    if filters.is_empty:
+        return snapshot.stored_rows(hardware=hardware)
+    records, computed_at = snapshot.stored_records(hardware=hardware)
+    records = filter_records(records=records, filters=filters)
+    return snapshot.board_rows(records=records), records.problems, computed_at
+
+
+def sort_rows(rows: list[BoardRow], *, key: str, descending: bool) -> list[BoardRow]:
+    """Stable on the rank order; rows missing the figure go last either way."""
+    present = [row for row in rows if getattr(row, key) is not None]
+    missing = [row for row in rows if getattr(row, key) is None]
+    present.sort(key=lambda row: _sortable(getattr(row, key)), reverse=descending)
+    return present + missing
+
+
+def _sortable(value):
+    return value.casefold() if isinstance(value, str) else value
+
+
+def filter_records(*, records: Records, filters: BoardFilters) -> Records:
+    """The records left by the filters; a category filter also narrows the problems."""
+    if filters.is_empty:
+        return records
+    keep_problem = np.array([_admits_problem(filters, p) for p in records.problems], dtype=bool)
+    keep_config = np.array([filters.admits(config) for config in records.configs], dtype=bool)
+    runs = records.runs
+    chosen = keep_config[runs.config] & keep_problem[runs.problem] & _in_dates(runs, filters)
+    renumbered = np.cumsum(keep_problem) - 1
+    table = runs.take(chosen)
+    problems = [problem for problem, keep in zip(records.problems, keep_problem) if keep]
+    return replace(
+        records, problems=problems, runs=replace(table, problem=renumbered[table.problem])
+    )
+
+
+def _admits_problem(filters: BoardFilters, problem: ProblemRef) -> bool:
+    return not filters.category or problem.category in filters.category
+
+
+def _in_dates(runs: snapshot.RunTable, filters: BoardFilters) -> np.ndarray:
+    # ISO timestamps compare as text: "2026-01-02T09:00:00+00:00" >= "2026-01-02".
+    chosen = np.ones(len(runs), dtype=bool)
+    if filters.since:
+        chosen &= runs.created >= filters.since.isoformat()
+    if filters.until:
+        chosen &= runs.created < (filters.until + timedelta(days=1)).isoformat()
+    return chosen

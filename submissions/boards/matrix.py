@@ -1,0 +1,163 @@
+"""The model x problem matrix of one ranked hardware target, from the snapshot's run records.
+
+A cell holds the best (or the median) run score of a configuration on a problem, drawn as a share
+of the best cell in its column, and links to the run behind it: the best run, or the run nearest
+the median. When none of its runs is correct it shows a failure chip (``snapshot.FAILURE_KINDS``)
+instead; among runs that place alike, a correct one stands, then the one that got furthest.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from datetime import datetime
+from statistics import median
+
+import numpy as np
+
+from submissions.boards import snapshot, stats
+from submissions.boards.board import BoardFilters, filter_records
+from submissions.boards.snapshot import ConfigRef, ProblemRef, Records
+from submissions.models import HardwareTarget
+
+STATS = ("best", "median")
+NOT_RUN = "not_run"
+# How far a failed run got; an infrastructure failure says nothing about the agent.
+PROGRESS = {
+    "infra": 0,
+    "static": 1,
+    "build": 2,
+    "crash": 3,
+    "timeout": 4,
+    "wrong_visible": 5,
+    "wrong_hidden": 6,
+    "": 7,
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    score: float | None  # None when the configuration has no run on the problem
+    share: float | None  # of the best score in the column, 0..1
+    failure: str | None  # a failure kind or "not_run"; None when a run is correct
+    run_uuid: str | None
+    runs: int
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    config_key: str
+    config_label: str
+    model_slug: str
+    model_name: str
+    provider: str
+    harness_slug: str
+    harness_name: str
+    effort: str
+    score: float  # the board's configuration score, which orders the rows
+    cells: list[Cell]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    hardware: HardwareTarget
+    problems: list[ProblemRef]  # the columns
+    rows: list[MatrixRow]
+    stat: str
+    filters: BoardFilters
+    computed_at: datetime
+
+
+def matrix(
+    *, hardware: HardwareTarget, stat: str = "best", filters: BoardFilters = BoardFilters()
+) -> Matrix:
+    if stat not in STATS:
+        raise ValueError(f"stat is one of {', '.join(STATS)}, not {stat!r}")
+    records, computed_at = snapshot.stored_records(hardware=hardware)
+    records = filter_records(records=records, filters=filters)
+    rows = _with_shares(_rows(records=records, stat=stat))
+    return Matrix(
+        hardware=hardware,
+        problems=records.problems,
+        rows=rows,
+        stat=stat,
+        filters=filters,
+        computed_at=computed_at,
+    )
+
+
+class _Runs:
+    """The columns a cell reads, as lists: one numpy lookup per column, not per cell."""
+
+    def __init__(self, records: Records):
+        runs = records.runs
+        self.score = runs.score.tolist()
+        self.ok = runs.ok.tolist()
+        self.failure = runs.failure.tolist()
+        self.uuid = runs.uuid.tolist()
+        self.groups = defaultdict(list)
+        for n, key in enumerate(zip(runs.config.tolist(), runs.problem.tolist(), strict=True)):
+            self.groups[key].append(n)
+
+    def place(self, n: int) -> tuple:
+        return self.ok[n], PROGRESS[self.failure[n]]
+
+
+def _rows(*, records: Records, stat: str) -> list[MatrixRow]:
+    runs = _Runs(records)
+    present = np.unique(records.runs.config).tolist()
+    rows = [
+        _row(records.configs[config], runs=runs, config=config, records=records, stat=stat)
+        for config in present
+    ]
+    return sorted(rows, key=lambda row: (-row.score, row.config_key))
+
+
+def _row(ref: ConfigRef, *, runs: _Runs, config: int, records: Records, stat: str) -> MatrixRow:
+    mine = records.runs.config == config
+    score = stats.config_score(
+        problems=records.runs.problem[mine],
+        scores=records.runs.score[mine],
+        problem_count=len(records.problems),
+    )
+    cells = [_cell(runs.groups.get((config, p), []), runs=runs, stat=stat) for p in _columns(records)]
+    return MatrixRow(**vars(ref), score=score, cells=cells)
+
+
+def _columns(records: Records) -> range:
+    return range(len(records.problems))
+
+
+def _cell(members: list[int], *, runs: _Runs, stat: str) -> Cell:
+    if not members:
+        return Cell(score=None, share=None, failure=NOT_RUN, run_uuid=None, runs=0)
+    if stat == "best":
+        chosen = max(members, key=lambda n: (runs.score[n], *runs.place(n)))
+        score = runs.score[chosen]
+    else:
+        score = median(runs.score[n] for n in members)
+        chosen = min(members, key=lambda n: (abs(runs.score[n] - score), *_negated(runs, n)))
+    correct = any(runs.ok[n] for n in members)
+    return Cell(
+        score=score,
+        share=None,
+        failure=None if correct else runs.failure[chosen],
+        run_uuid=runs.uuid[chosen],
+        runs=len(members),
+    )
+
+
+def _negated(runs: _Runs, n: int) -> tuple:
+    ok, progress = runs.place(n)
+    return not ok, -progress
+
+
+def _with_shares(rows: list[MatrixRow]) -> list[MatrixRow]:
+    columns = zip(*(row.cells for row in rows), strict=True)
+    best = [max((c.score for c in cells if c.score is not None), default=0.0) for cells in columns]
+    return [replace(row, cells=_shares(row.cells, best)) for row in rows]
+
+
+def _shares(cells: list[Cell], best: list[float]) -> list[Cell]:
+    return [
+        cell if cell.score is None else replace(cell, share=cell.score / top if top > 0 else 0.0)
+        for cell, top in zip(cells, best, strict=True)
+    ]
