@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+
 from transcripts.markdown import render_markdown
 from transcripts.model import Event, Kind, Session, Usage, parse_timestamp
 

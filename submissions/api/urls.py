@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from submissions.api import views
+from submissions.api import boards, views
 from submissions.api.reevaluate import ReevaluateView
 
 app_name = "api"
@@ -19,5 +19,13 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     # staff re-grading (issue 5, submissions.evaluations)
     path("runs/<uuid:run_id>/reevaluate/", ReevaluateView.as_view(), name="run-reevaluate"),
+    # boards: read API and exports (issue 10, submissions.boards)
+    path("boards/<slug:hardware>/", boards.BoardView.as_view(), name="board"),
+    path("boards/<slug:hardware>/matrix/", boards.MatrixView.as_view(), name="board-matrix"),
+    path(
+        "boards/<slug:hardware>/problems/<slug:problem>/",
+        boards.ProblemRunsView.as_view(),
+        name="board-problem",
+    ),
     *router.urls,
 ]

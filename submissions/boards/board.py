@@ -6,6 +6,7 @@ snapshot's run records in numpy, intervals included, without further queries.
 
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
+from itertools import compress
 from urllib.parse import urlencode
 
 import numpy as np
@@ -69,7 +70,7 @@ class BoardFilters:
     def from_query(cls, query: QueryDict, *, strict: bool = False) -> "BoardFilters":
         """Repeated keys (``?harness=a&harness=b``) and ISO dates; a date that does not parse
         is ignored, or raises ValueError when ``strict``."""
-        lists = {name: tuple(sorted(set(filter(None, query.getlist(name))))) for name in LIST_FILTERS}
+        lists = {name: _distinct(query.getlist(name)) for name in LIST_FILTERS}
         dates = {name: _date(query.get(name), strict=strict) for name in DATE_FILTERS}
         return cls(**lists, **dates)
 
@@ -80,7 +81,7 @@ class BoardFilters:
 
     @property
     def is_empty(self) -> bool:
-        return self == BoardFilters()
+        return self == NO_FILTERS
 
     def admits(self, config: ConfigRef) -> bool:
         wanted = (
@@ -89,6 +90,13 @@ class BoardFilters:
             (self.provider, config.provider),
         )
         return all(not allowed or value in allowed for allowed, value in wanted)
+
+
+NO_FILTERS = BoardFilters()
+
+
+def _distinct(values: list[str]) -> tuple[str, ...]:
+    return tuple(sorted({value for value in values if value}))
 
 
 def _date(text: str | None, *, strict: bool) -> date | None:
@@ -125,7 +133,7 @@ def ranked_target(*, slug: str) -> HardwareTarget | None:
 def board(
     *,
     hardware: HardwareTarget,
-    filters: BoardFilters = BoardFilters(),
+    filters: BoardFilters = NO_FILTERS,
     sort: str = "rank",
     descending: bool | None = None,
 ) -> Board:
@@ -142,6 +150,11 @@ def board(
         sort=sort,
         descending=descending,
     )
+
+
+def sort_from_query(query: QueryDict) -> tuple[str, bool | None]:
+    """``?sort=score&order=asc``: the column, and its direction (None: the column's usual)."""
+    return query.get("sort") or "rank", {"asc": False, "desc": True}.get(query.get("order", ""))
 
 
 def _rows(*, hardware: HardwareTarget, filters: BoardFilters):
@@ -174,7 +187,7 @@ def filter_records(*, records: Records, filters: BoardFilters) -> Records:
     chosen = keep_config[runs.config] & keep_problem[runs.problem] & _in_dates(runs, filters)
     renumbered = np.cumsum(keep_problem) - 1
     table = runs.take(chosen)
-    problems = [problem for problem, keep in zip(records.problems, keep_problem) if keep]
+    problems = list(compress(records.problems, keep_problem))
     return replace(
         records, problems=problems, runs=replace(table, problem=renumbered[table.problem])
     )

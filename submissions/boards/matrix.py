@@ -7,14 +7,14 @@ instead; among runs that place alike, a correct one stands, then the one that go
 """
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from statistics import median
 
 import numpy as np
 
 from submissions.boards import snapshot, stats
-from submissions.boards.board import BoardFilters, filter_records
+from submissions.boards.board import NO_FILTERS, BoardFilters, filter_records
 from submissions.boards.snapshot import ConfigRef, ProblemRef, Records
 from submissions.models import HardwareTarget
 
@@ -67,7 +67,7 @@ class Matrix:
 
 
 def matrix(
-    *, hardware: HardwareTarget, stat: str = "best", filters: BoardFilters = BoardFilters()
+    *, hardware: HardwareTarget, stat: str = "best", filters: BoardFilters = NO_FILTERS
 ) -> Matrix:
     if stat not in STATS:
         raise ValueError(f"stat is one of {', '.join(STATS)}, not {stat!r}")
@@ -118,12 +118,11 @@ def _row(ref: ConfigRef, *, runs: _Runs, config: int, records: Records, stat: st
         scores=records.runs.score[mine],
         problem_count=len(records.problems),
     )
-    cells = [_cell(runs.groups.get((config, p), []), runs=runs, stat=stat) for p in _columns(records)]
-    return MatrixRow(**vars(ref), score=score, cells=cells)
-
-
-def _columns(records: Records) -> range:
-    return range(len(records.problems))
+    cells = [
+        _cell(runs.groups.get((config, problem), []), runs=runs, stat=stat)
+        for problem in range(len(records.problems))
+    ]
+    return MatrixRow(**asdict(ref), score=score, cells=cells)
 
 
 def _cell(members: list[int], *, runs: _Runs, stat: str) -> Cell:

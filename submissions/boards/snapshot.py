@@ -213,7 +213,8 @@ def counted_runs(*, hardware_id: int):
 def build_records(*, hardware_id: int) -> Records:
     """The counted runs of one hardware target, read in a fixed number of queries."""
     runs = counted_runs(hardware_id=hardware_id)
-    problems = list(Problem.objects.filter(is_active=True).order_by("slug"))
+    active = Problem.objects.filter(is_active=True).only("slug", "title", "category")
+    problems = list(active.order_by("slug"))
     values = list(
         runs.order_by("created_at", "pk").values(
             *RUN_VALUES, *configs.CONFIG_VALUES, *configs.OUTCOME_VALUES
@@ -318,10 +319,11 @@ def refresh_board(*, hardware_id: int) -> BoardSnapshot:
     """Recompute and store the board of one hardware target: its records and its rows."""
     with transaction.atomic():
         # Refreshes of one board take turns, so the last to write read the newest runs.
-        list(BoardSnapshot.objects.select_for_update().filter(hardware_id=hardware_id))
+        current = BoardSnapshot.objects.filter(hardware_id=hardware_id).defer("data")
+        list(current.select_for_update().values_list("pk"))
         records = build_records(hardware_id=hardware_id)
         rows = [asdict(row) for row in board_rows(records=records)]
-        snapshot, _ = BoardSnapshot.objects.update_or_create(
+        snapshot, _ = current.update_or_create(
             hardware_id=hardware_id,
             defaults={
                 "data": {**records.to_json(), "rows": rows},

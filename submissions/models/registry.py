@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from transcripts.parsers import format_choices
+
 
 class LanguageModel(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
@@ -18,23 +20,15 @@ class LanguageModel(models.Model):
 
 
 class Harness(models.Model):
-    class TranscriptFormat(models.TextChoices):
-        AUTO = "auto", "Detect from content"
-        CLAUDE_JSONL = "claude-jsonl", "Claude Code session JSONL"
-        CLAUDE_STREAM_JSON = "claude-stream-json", "Claude Code stream-json"
-        CODEX_EXEC_JSON = "codex-exec-json", "codex exec --json"
-        CODEX_ROLLOUT = "codex-rollout", "Codex rollout"
-        CURSOR = "cursor", "Cursor agent"
-        GEMINI = "gemini", "Gemini CLI"
-        KIMI = "kimi", "Kimi CLI"
-        OPENCODE = "opencode", "opencode"
+    AUTO_FORMAT = "auto"
+    # transcripts.parsers.FORMATS is the one list of formats; a run's files are always detected
+    # from content, and this names what the harness writes.
+    FORMAT_CHOICES = [(AUTO_FORMAT, "Detect from content"), *format_choices()]
 
     slug = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200)
     version = models.CharField(max_length=100, blank=True)
-    transcript_format = models.CharField(
-        max_length=32, choices=TranscriptFormat.choices, default=TranscriptFormat.AUTO
-    )
+    transcript_format = models.CharField(max_length=32, choices=FORMAT_CHOICES, default=AUTO_FORMAT)
 
     class Meta:
         ordering = ["name", "version"]

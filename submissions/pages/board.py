@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from submissions import boards, selectors
-from submissions.models import HardwareTarget
+from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
 
 DIRECTIONS = {"asc": False, "desc": True}
 MATRIX_STATS = ("best", "median")
@@ -37,8 +37,38 @@ def _board_page(request, tabs: list[HardwareTarget], hardware: HardwareTarget):
         sort=request.GET.get("sort", "rank"),
         descending=DIRECTIONS.get(request.GET.get("dir", "")),
     )
-    context = {"board": table, "tabs": tabs, "hardware": hardware}
+    context = {
+        "board": table,
+        "tabs": tabs,
+        "hardware": hardware,
+        "choices": filter_choices(),
+        "keep": kept(request, ("sort", "dir")),
+    }
     return render(request, "submissions/board.html", context)
+
+
+def kept(request, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Query parameters other than the filters that applying the filter form must keep."""
+    return [(name, request.GET[name]) for name in names if request.GET.get(name)]
+
+
+def filter_choices() -> dict:
+    """What the filter form offers: the registry's models, harnesses, providers, categories."""
+    return {
+        "models": LanguageModel.objects.order_by("display_name").values_list(
+            "slug", "display_name"
+        ),
+        "harnesses": Harness.objects.order_by("name", "version").values_list(
+            "slug", "name", "version"
+        ),
+        "providers": (
+            LanguageModel.objects.exclude(provider="")
+            .order_by("provider")
+            .values_list("provider", flat=True)
+            .distinct()
+        ),
+        "categories": Problem.Category.choices,
+    }
 
 
 @require_GET
@@ -50,7 +80,13 @@ def matrix(request, hardware):
         stat = "best"
     filters = boards.BoardFilters.from_query(request.GET)
     table = boards.matrix(hardware=target, stat=stat, filters=filters)
-    context = {"matrix": table, "tabs": tabs, "hardware": target, "stat": stat}
+    context = {
+        "matrix": table,
+        "tabs": tabs,
+        "hardware": target,
+        "choices": filter_choices(),
+        "keep": kept(request, ("stat",)),
+    }
     return render(request, "submissions/matrix.html", context)
 
 

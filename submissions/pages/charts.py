@@ -5,8 +5,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from submissions import boards
+from submissions.boards.charts import chart_data
 from submissions.pages import figures
-from submissions.pages.board import first_tab_redirect, hardware_tab
+from submissions.pages.board import filter_choices, first_tab_redirect, hardware_tab
 
 
 @require_GET
@@ -14,8 +15,15 @@ def charts(request, hardware):
     tabs = boards.ranked_hardware()
     target = hardware_tab(tabs, hardware)
     filters = boards.BoardFilters.from_query(request.GET)
-    data = boards.chart_data(hardware=target, filters=filters)
-    context = {"tabs": tabs, "hardware": target, "data": data, "figures": figures.chart_figures(data)}
+    data = chart_data(hardware=target, filters=filters)
+    context = {
+        "tabs": tabs,
+        "hardware": target,
+        "data": data,
+        "figures": figures.chart_figures(data) if data.points else {},
+        "choices": filter_choices(),
+        "keep": [],
+    }
     return render(request, "submissions/charts.html", context)
 
 

@@ -108,8 +108,12 @@ def roofline(roof) -> dict:
     fig = go.Figure(
         layout=layout(
             height=420,
-            xaxis={"type": "log", "title": {"text": "arithmetic intensity (FLOP per byte)"}},
-            yaxis={"type": "log", "title": {"text": "achieved TFLOPS"}},
+            xaxis={
+                "type": "log",
+                "title": {"text": "arithmetic intensity (FLOP per byte)"},
+                "tickformat": ".2~g",
+            },
+            yaxis={"type": "log", "title": {"text": "achieved TFLOPS"}, "tickformat": ".2~g"},
         )
     )
     runs = [p for p in roof.points if p.kind == "run"]
@@ -185,6 +189,7 @@ def score_distribution(distribution) -> dict:
         width=[b.high - b.low for b in bins],
         marker={"color": PALETTE[0]},
         text=[f"{sig(b.low)} to {sig(b.high)}" for b in bins],
+        textposition="none",
         hovertemplate="score %{text}<br>%{y} runs<extra></extra>",
     )
     return as_json(fig)
@@ -218,5 +223,101 @@ def outcomes(rows) -> dict:
             orientation="h",
             marker={"color": shade},
             hovertemplate="%{y}<br>" + name + ": %{x}<extra></extra>",
+        )
+    return as_json(fig)
+
+
+# -- charts page -------------------------------------------------------------------------------
+def chart_figures(data) -> dict[str, dict]:
+    colors = {key: color(n) for n, key in enumerate(sorted({p.config_key for p in data.points}))}
+    return {
+        "cost": frontier_chart(
+            data.points, data.cost_frontier, colors, field="cost_usd", title="cost per run (USD)"
+        ),
+        "tokens": frontier_chart(
+            data.points,
+            data.tokens_frontier,
+            colors,
+            field="output_tokens",
+            title="output tokens per run",
+        ),
+        "problems": problem_scores(data.problem_scores, colors),
+    }
+
+
+TICKS = {
+    "cost_usd": {"tickprefix": "$", "tickformat": ".2~g"},
+    "output_tokens": {"tickformat": ".2~s"},
+}
+
+
+def frontier_chart(points, frontier, colors: dict[str, str], *, field: str, title: str) -> dict:
+    """Score against a per-run cost (dollars or tokens), log x, one colour per configuration;
+    the Pareto frontier (nothing both cheaper and better) drawn as a staircase."""
+    fig = go.Figure(
+        layout=layout(
+            height=420,
+            xaxis={"type": "log", "title": {"text": title}, **TICKS[field]},
+            yaxis={"title": {"text": "run score"}, "rangemode": "tozero"},
+            legend={"orientation": "v", "y": 1, "x": 1.02, "font": {"size": 11}},
+            margin={"r": 8},
+        )
+    )
+    groups: dict[str, list] = {}
+    for point in points:
+        if getattr(point, field):
+            groups.setdefault(point.config_key, []).append(point)
+    for key, members in sorted(groups.items(), key=lambda item: item[1][0].config_label):
+        fig.add_scatter(
+            x=[getattr(p, field) for p in members],
+            y=[p.score for p in members],
+            mode="markers",
+            name=members[0].config_label,
+            marker={"color": colors[key], "size": 7, "opacity": 0.75},
+            text=[f"{p.config_label} · {p.problem_slug} · {p.verdict}" for p in members],
+            customdata=[run_path(p.run_uuid) for p in members],
+            hovertemplate="%{text}<br>%{x:.3s} · score %{y:.3g}<extra></extra>",
+        )
+    edge = [p for p in frontier if getattr(p, field)]
+    fig.add_scatter(
+        x=[getattr(p, field) for p in edge],
+        y=[p.score for p in edge],
+        mode="lines+markers",
+        name="Pareto frontier",
+        line={"color": FRONTIER, "width": 2, "shape": "hv"},
+        marker={"color": FRONTIER, "size": 9, "symbol": "circle-open", "line": {"width": 2}},
+        text=[f"{p.config_label} · {p.problem_slug}" for p in edge],
+        customdata=[run_path(p.run_uuid) for p in edge],
+        hovertemplate="frontier: %{text}<br>%{x:.3s} · score %{y:.3g}<extra></extra>",
+    )
+    return as_json(fig)
+
+
+def problem_scores(groups, colors: dict[str, str]) -> dict:
+    """Each configuration's run scores per problem: a box per configuration and problem, every
+    run drawn beside it."""
+    fig = go.Figure(
+        layout=layout(
+            height=440,
+            boxmode="group",
+            yaxis={"title": {"text": "run score"}, "rangemode": "tozero"},
+            legend={"orientation": "v", "y": 1, "x": 1.02, "font": {"size": 11}},
+            margin={"r": 8},
+        )
+    )
+    by_config: dict[str, list] = {}
+    for group in groups:
+        by_config.setdefault(group.config_key, []).append(group)
+    for key, members in by_config.items():
+        fig.add_box(
+            x=[m.problem_title for m in members for _ in m.scores],
+            y=[score for m in members for score in m.scores],
+            name=members[0].config_label,
+            marker={"color": colors.get(key, PALETTE[0]), "size": 4},
+            boxpoints="all",
+            jitter=0.4,
+            pointpos=0,
+            line={"width": 1},
+            hovertemplate="%{x}<br>score %{y:.3g}<extra>%{fullData.name}</extra>",
         )
     return as_json(fig)

@@ -12,7 +12,9 @@ from submissions.pages.rendering import solution_html
 
 @require_GET
 def run_index(request):
-    return render(request, "submissions/run_index.html", {"runs": selectors.recent_published_runs()})
+    return render(
+        request, "submissions/run_index.html", {"runs": selectors.recent_published_runs()}
+    )
 
 
 @require_GET

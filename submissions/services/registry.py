@@ -130,18 +130,14 @@ EXAMPLE_MODELS = [
     ("gemini-2-5-pro", "Gemini 2.5 Pro", "Google", "https://deepmind.google/models/gemini/"),
     ("kimi-k2", "Kimi K2", "Moonshot AI", "https://moonshotai.github.io/Kimi-K2/"),
 ]
-EXAMPLE_HARNESSES = [
-    ("claude-code", "Claude Code", Harness.TranscriptFormat.CLAUDE_JSONL),
-    (
-        "claude-code-print",
-        "Claude Code (-p stream-json)",
-        Harness.TranscriptFormat.CLAUDE_STREAM_JSON,
-    ),
-    ("codex-cli", "Codex CLI", Harness.TranscriptFormat.CODEX_EXEC_JSON),
-    ("cursor-agent", "Cursor Agent", Harness.TranscriptFormat.CURSOR),
-    ("gemini-cli", "Gemini CLI", Harness.TranscriptFormat.GEMINI),
-    ("kimi-cli", "Kimi CLI", Harness.TranscriptFormat.KIMI),
-    ("opencode", "opencode", Harness.TranscriptFormat.OPENCODE),
+EXAMPLE_HARNESSES = [  # (slug, name, transcripts.parsers format name)
+    ("claude-code", "Claude Code", "claude-jsonl"),
+    ("claude-code-print", "Claude Code (-p stream-json)", "claude-stream-json"),
+    ("codex-cli", "Codex CLI", "codex-exec-json"),
+    ("cursor-agent", "Cursor Agent", "cursor-stream-json"),
+    ("gemini-cli", "Gemini CLI", "gemini-stream-json"),
+    ("kimi-cli", "Kimi CLI", "kimi-stream-json"),
+    ("opencode", "opencode", "opencode-json"),
 ]
 # (slug, name, gpu_model key in runners.hardware, ranked)
 EXAMPLE_HARDWARE = [

@@ -24,7 +24,7 @@ from django.core.files.storage import default_storage
 
 import transcripts
 from submissions.models import Run
-from submissions.services import queue
+from submissions.services import figures, queue
 from transcripts.model import Session
 from transcripts.parsers import TranscriptError, parse_files
 from transcripts.redact import redact_session
@@ -44,7 +44,8 @@ def process_transcript(*, run: Run) -> None:
     run itself is untouched.
     """
     try:
-        payload = _stored_form(_parse_run_files(run))
+        session = redact_session(_parse_run_files(run))
+        payload = _stored_form(session)
     except TranscriptError as error:
         _mark_failed(run, str(error))
         return
@@ -52,6 +53,7 @@ def process_transcript(*, run: Run) -> None:
         logger.exception("transcript of %s failed to parse", run)
         _mark_failed(run, f"the transcript could not be read ({type(error).__name__})")
         return
+    figures.refresh_figures(run=run, session=session)
     if run.normalized_transcript:
         forget_pages(run)
         run.normalized_transcript.delete(save=False)
@@ -62,8 +64,7 @@ def process_transcript(*, run: Run) -> None:
 
 
 def _stored_form(session: Session) -> bytes:
-    """Secrets redacted, then gzip JSON."""
-    return gzip.compress(json.dumps(redact_session(session).to_dict()).encode(), 6)
+    return gzip.compress(json.dumps(session.to_dict()).encode(), 6)
 
 
 def load_session(run: Run) -> Session:
@@ -101,6 +102,7 @@ def _copy_out(stored, folder: Path) -> Path:
 
 
 def _mark_failed(run: Run, reason: str) -> None:
+    figures.refresh_figures(run=run, session=None)  # a cost from prices still applies
     run.transcript_status = Run.TranscriptStatus.FAILED
     run.transcript_error = reason
     run.save(update_fields=["transcript_status", "transcript_error"])

@@ -235,3 +235,21 @@ VERDICT_LABELS = dict(Evaluation.Verdict.choices)
 def verdict_label(verdict) -> str:
     """The taxonomy's words for a verdict code (``incorrect_hidden``: incorrect on held-out)."""
     return VERDICT_LABELS.get(verdict, verdict or DASH)
+
+
+FAILURE_LABELS = {
+    "static": "static",
+    "build": "build",
+    "wrong_visible": "wrong on visible",
+    "wrong_hidden": "wrong on held-out",
+    "timeout": "timeout",
+    "crash": "crash",
+    "infra": "infra",
+    "not_run": "not run",
+}
+
+
+@register.filter
+def failure_label(kind) -> str:
+    """The matrix's words for a failure kind."""
+    return FAILURE_LABELS.get(kind, kind or DASH)

@@ -51,8 +51,10 @@ def test_stored_keys_go_back_and_forth(api, registry):
     api.post(URL, form(registry, **other), format="multipart")
     uploaded = keys()
 
+    # computed under the latest schema: the models cannot read the 0002 tables
+    expected = {str(run.uuid): key_before_0003(run) for run in Run.objects.all()}
     migrate(BEFORE)
-    assert keys() == {str(run.uuid): key_before_0003(run) for run in Run.objects.all()}
+    assert keys() == expected
     migrate()
 
     assert len(uploaded) == 2

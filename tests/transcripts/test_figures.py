@@ -118,7 +118,7 @@ def test_kimi_stream_without_usage_has_no_token_figures():
 
 
 def test_a_session_with_nothing_in_it_has_no_figures():
-    assert run_figures(Session(id="s", harness="claude-code", format="claude-jsonl")) == RunFigures()
+    assert run_figures(session()) == RunFigures()
 
 
 def call(api_call_id: str | None = None, usage: Usage | None = None, **fields) -> Event:

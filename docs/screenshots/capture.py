@@ -1,0 +1,69 @@
+"""Screenshots of each page type, taken with Debian's Chromium through Playwright.
+
+Against a dev server filled with the synthetic history::
+
+    python manage.py demo_history && python manage.py runserver 127.0.0.1:8000
+    python docs/screenshots/capture.py http://127.0.0.1:8000
+
+It writes one PNG per page type beside this file. The run and transcript pages are found by
+following links, as a visitor would.
+"""
+
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+HERE = Path(__file__).resolve().parent
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+PAGES = [
+    ("board", "/"),
+    (
+        "board-sorted-filtered",
+        "/boards/h100-sxm/?sort=speedup_eager&provider=Anthropic&provider=OpenAI",
+    ),
+    ("matrix", "/boards/h100-sxm/matrix/"),
+    ("charts", "/boards/h100-sxm/charts/"),
+    ("problem-index", "/problems/"),
+    ("problem", "/problems/softmax/"),
+    ("problem-cpu", "/problems/softmax/?hardware=cpu"),
+    ("model-index", "/models/"),
+    ("model", "/models/claude-sonnet-4-5/"),
+    ("harness", "/harnesses/codex-cli/"),
+    ("runs", "/runs/"),
+]
+
+
+def capture(base: str) -> list[Path]:
+    written = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1360, "height": 900})
+        for name, path in PAGES:
+            written.append(_shot(page, base + path, name))
+        page.goto(base + "/boards/h100-sxm/matrix/")
+        page.locator("td.cell.score a").first.click()
+        page.wait_for_url("**/runs/*/")
+        written.append(_shot(page, page.url, "run"))
+        browser.close()
+    return written
+
+
+def _shot(page, url: str, name: str) -> Path:
+    page.goto(url, wait_until="load")
+    charts = page.locator(".chart").count()
+    if charts:
+        page.wait_for_function(
+            "n => document.querySelectorAll('.chart.drawn').length === n", arg=charts
+        )
+    path = HERE / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+if __name__ == "__main__":
+    for written in capture(
+        sys.argv[1].rstrip("/") if len(sys.argv) > 1 else "http://127.0.0.1:8000"
+    ):
+        print(written)

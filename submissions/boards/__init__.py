@@ -1,0 +1,28 @@
+"""Reads and arithmetic behind the boards (issue 10): every number a board page shows.
+
+Pages and the API import from here; nothing below writes except ``refresh_board``.
+"""
+
+from submissions.boards.board import Board, BoardFilters, board, ranked_hardware, ranked_target
+from submissions.boards.configs import config_results
+from submissions.boards.matrix import Cell, Matrix, MatrixRow, matrix
+from submissions.boards.problems import problem_page, run_rank
+from submissions.boards.snapshot import BoardRow, refresh_board, refresh_boards_for_run
+
+__all__ = [
+    "Board",
+    "BoardFilters",
+    "BoardRow",
+    "Cell",
+    "Matrix",
+    "MatrixRow",
+    "board",
+    "config_results",
+    "matrix",
+    "problem_page",
+    "ranked_hardware",
+    "ranked_target",
+    "refresh_board",
+    "refresh_boards_for_run",
+    "run_rank",
+]

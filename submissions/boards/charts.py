@@ -1,0 +1,132 @@
+"""Chart data of one ranked hardware target: score against cost and against output tokens per
+run, each with its Pareto frontier, and each configuration's run scores per problem.
+
+The runs and the filters are the board's own (the snapshot's records through
+``board.filter_records``), so a chart never disagrees with the board beside it.
+"""
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from statistics import fmean
+
+from submissions.boards import snapshot, stats
+from submissions.boards.board import BoardFilters, filter_records
+from submissions.boards.snapshot import ProblemRef, Records
+from submissions.models import HardwareTarget
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    run_uuid: str
+    config_key: str
+    config_label: str
+    problem_slug: str
+    verdict: str
+    score: float
+    cost_usd: float | None
+    output_tokens: int | None
+
+
+@dataclass(frozen=True)
+class ProblemScores:
+    """One configuration's run scores on one problem, for a strip or box plot."""
+
+    config_key: str
+    config_label: str
+    problem_slug: str
+    problem_title: str
+    scores: list[float]
+    mean: float
+
+
+@dataclass(frozen=True)
+class ChartData:
+    hardware: HardwareTarget
+    filters: BoardFilters
+    computed_at: datetime
+    problems: list[ProblemRef]
+    points: list[RunPoint]
+    cost_frontier: list[RunPoint]  # lowest cost for the score, by cost
+    tokens_frontier: list[RunPoint]  # fewest output tokens for the score, by tokens
+    problem_scores: list[ProblemScores]
+
+
+def chart_data(*, hardware: HardwareTarget, filters: BoardFilters) -> ChartData:
+    """Two queries whatever the data size: the snapshot's records, then output tokens."""
+    stored, computed_at = snapshot.stored_records(hardware=hardware)
+    records = filter_records(records=stored, filters=filters)
+    points = _points(records, tokens=_output_tokens(hardware=hardware))
+    return ChartData(
+        hardware=hardware,
+        filters=filters,
+        computed_at=computed_at,
+        problems=records.problems,
+        points=points,
+        cost_frontier=stats.pareto_frontier(points=points, key=lambda p: (p.cost_usd, p.score)),
+        tokens_frontier=stats.pareto_frontier(
+            points=points, key=lambda p: (p.output_tokens, p.score)
+        ),
+        problem_scores=_problem_scores(records, points),
+    )
+
+
+def _output_tokens(*, hardware: HardwareTarget) -> dict[str, int | None]:
+    # The records keep input + output tokens only; the chart plots output tokens.
+    runs = snapshot.counted_runs(hardware_id=hardware.pk).order_by()
+    return {str(uuid): tokens for uuid, tokens in runs.values_list("uuid", "output_tokens")}
+
+
+def _points(records: Records, *, tokens: dict[str, int | None]) -> list[RunPoint]:
+    runs = records.runs
+    columns = zip(
+        runs.uuid.tolist(),
+        runs.config.tolist(),
+        runs.problem.tolist(),
+        runs.verdict.tolist(),
+        runs.score.tolist(),
+        runs.cost_usd.tolist(),
+        strict=True,
+    )
+    return [
+        _point(records, uuid, config, problem, verdict, score, cost, tokens.get(uuid))
+        for uuid, config, problem, verdict, score, cost in columns
+    ]
+
+
+def _point(records, uuid, config, problem, verdict, score, cost, output_tokens) -> RunPoint:
+    ref = records.configs[config]
+    return RunPoint(
+        run_uuid=uuid,
+        config_key=ref.config_key,
+        config_label=ref.config_label,
+        problem_slug=records.problems[problem].slug,
+        verdict=verdict,
+        score=score,
+        cost_usd=None if math.isnan(cost) else cost,
+        output_tokens=output_tokens,
+    )
+
+
+def _problem_scores(records: Records, points: list[RunPoint]) -> list[ProblemScores]:
+    grouped: dict[tuple[str, str], list[RunPoint]] = defaultdict(list)
+    for point in points:
+        grouped[point.config_key, point.problem_slug].append(point)
+    titles = {problem.slug: problem.title for problem in records.problems}
+    order = {problem.slug: n for n, problem in enumerate(records.problems)}
+    scores = [_scores(group, titles) for group in grouped.values()]
+    return sorted(scores, key=lambda s: (s.config_label, order[s.problem_slug]))
+
+
+def _scores(group: list[RunPoint], titles: dict[str, str]) -> ProblemScores:
+    first = group[0]
+    values = [point.score for point in group]
+    return ProblemScores(
+        config_key=first.config_key,
+        config_label=first.config_label,
+        problem_slug=first.problem_slug,
+        problem_title=titles[first.problem_slug],
+        scores=values,
+        mean=fmean(values),
+    )
