@@ -229,7 +229,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_BROKER_DIR),
         "control_folder": str(_BROKER_DIR / "control"),
     }
-CELERY_TASK_ROUTES = {"submissions.sweep_evaluations": {"queue": "cpu"}}
+CELERY_TASK_ROUTES = {
+    "submissions.sweep_evaluations": {"queue": "cpu"},
+    "submissions.refresh_boards": {"queue": "cpu"},
+}
 CELERY_BEAT_SCHEDULE = {
     "sweep-evaluations": {
         "task": "submissions.sweep_evaluations",

@@ -6,7 +6,8 @@ import logging
 from celery import shared_task
 
 from submissions import worker_checks  # noqa: F401  (connects the worker's startup checks)
-from submissions.models import Evaluation, Run
+from submissions.boards import snapshot
+from submissions.models import Evaluation, HardwareTarget, Run
 from submissions.services import evaluations, queue, transcripts
 
 logger = logging.getLogger(__name__)
@@ -32,3 +33,11 @@ def process_transcript(*, run_id: int) -> None:
         logger.warning("run %s is gone; transcript message dropped", run_id)
         return
     transcripts.process_transcript(run=run)
+
+
+@shared_task(name=queue.REFRESH_BOARDS)
+def refresh_boards(*, hardware_id: int) -> None:
+    if not HardwareTarget.objects.filter(pk=hardware_id).exists():
+        logger.warning("hardware target %s is gone; board refresh dropped", hardware_id)
+        return
+    snapshot.refresh_board(hardware_id=hardware_id)

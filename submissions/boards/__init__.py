@@ -1,9 +1,11 @@
 """Reads and arithmetic behind the boards (issue 10): every number a board page shows.
 
-Pages and the API import from here; nothing below writes except ``refresh_board``.
+Pages and the API import from here. Only ``refresh_board`` writes: when the services call it,
+and on the first read of a board whose snapshot is missing or of an older format.
 """
 
 from submissions.boards.board import Board, BoardFilters, board, ranked_hardware, ranked_target
+from submissions.boards.charts import chart_data
 from submissions.boards.configs import config_results
 from submissions.boards.matrix import Cell, Matrix, MatrixRow, matrix
 from submissions.boards.problems import problem_page, run_rank
@@ -17,6 +19,7 @@ __all__ = [
     "Matrix",
     "MatrixRow",
     "board",
+    "chart_data",
     "config_results",
     "matrix",
     "problem_page",

@@ -306,7 +306,7 @@ def refresh_run(*, run_id: int) -> None:
             headline_evaluation_id=headline, status=_run_status(rows, headline=headline)
         )
     if headline != run.headline_evaluation_id:
-        refresh_boards_on_commit(hardware_ids=[run.hardware_id])
+        queue.refresh_boards_on_commit(hardware_ids=[run.hardware_id])
 
 
 def headline_of(rows: list[dict], *, hardware_id: int) -> int | None:
@@ -334,12 +334,6 @@ def _run_status(rows: list[dict], *, headline: int | None) -> str:
     if not statuses:
         return Run.Status.RECEIVED
     return Run.Status.EVALUATED if Status.DONE in statuses else Run.Status.FAILED
-
-
-def refresh_boards_on_commit(*, hardware_ids) -> None:
-    """Recompute the boards of these targets after the commit; a failure never fails a write."""
-    for hardware_id in sorted(set(hardware_ids)):
-        queue.enqueue_on_commit(queue.REFRESH_BOARDS, hardware_id=hardware_id, robust=True)
 
 
 def _refresh_for(evaluation_id: int) -> None:

@@ -30,6 +30,12 @@ def enqueue_on_commit(name: str, *, queue: str | None = None, robust: bool = Fal
     transaction.on_commit(lambda: enqueue(name, queue=queue, **kwargs), robust=robust)
 
 
+def refresh_boards_on_commit(*, hardware_ids) -> None:
+    """Recompute the boards of these targets after the commit; a failure never fails a write."""
+    for hardware_id in sorted(set(hardware_ids)):
+        enqueue_on_commit(REFRESH_BOARDS, hardware_id=hardware_id, robust=True)
+
+
 def listening_queues() -> set[str]:
     """Queues some worker consumes now. Eager mode grades in-process: ``ARENA_EAGER_QUEUES``."""
     if settings.CELERY_TASK_ALWAYS_EAGER:

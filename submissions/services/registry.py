@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from runners.schema import ProblemInfo
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
+from submissions.services import queue
 
 ENGINE_TIMEOUT_S = 120
 
@@ -84,6 +85,8 @@ def sync_problems(*, infos: list[ProblemInfo]) -> SyncReport:
     gone = Problem.objects.filter(is_active=True).exclude(slug__in=[i.slug for i in infos])
     report.deactivated = sorted(gone.values_list("slug", flat=True))
     gone.update(is_active=False, synced_at=now)
+    # the deck is every board's columns
+    queue.refresh_boards_on_commit(hardware_ids=HardwareTarget.objects.values_list("pk", flat=True))
     return report
 
 

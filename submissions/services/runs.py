@@ -19,7 +19,8 @@ from submissions.models import (
     Solution,
     TranscriptFile,
 )
-from submissions.services.evaluations import enqueue_evaluation, refresh_boards_on_commit
+from submissions.services import queue
+from submissions.services.evaluations import enqueue_evaluation
 from submissions.services.transcripts import enqueue_transcript_processing
 from submissions.uploads import (
     IncomingFile,
@@ -168,7 +169,7 @@ def set_published(*, runs, published: bool) -> int:
     changing = runs.exclude(published=published)
     hardware_ids = list(changing.values_list("hardware_id", flat=True).distinct())
     count = changing.update(published=published)
-    refresh_boards_on_commit(hardware_ids=hardware_ids)
+    queue.refresh_boards_on_commit(hardware_ids=hardware_ids)
     return count
 
 

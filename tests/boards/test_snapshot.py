@@ -121,7 +121,7 @@ def test_the_stored_rows_follow_the_board_arithmetic(arena, grade):
 def test_reading_a_missing_snapshot_computes_it(arena, grade):
     grade(score=0.5)
 
-    rows, problems, computed_at = snapshot.stored_rows(hardware=arena.h100)
+    rows, _, computed_at = snapshot.stored_rows(hardware=arena.h100)
 
     assert [row.score for row in rows] == [0.25]
     assert BoardSnapshot.objects.get(hardware=arena.h100).computed_at == computed_at
@@ -157,9 +157,7 @@ def test_refreshing_for_a_deleted_run_does_nothing(arena):
     assert not BoardSnapshot.objects.exists()
 
 
-def test_a_refresh_takes_as_many_queries_at_any_data_size(
-    arena, grade, django_assert_num_queries
-):
+def test_a_refresh_takes_as_many_queries_at_any_data_size(arena, grade, django_assert_num_queries):
     grade(score=0.5, speedups=((2.0, 1.0),))
     snapshot.refresh_board(hardware_id=arena.h100.pk)
     with CaptureQueriesContext(connection) as small:

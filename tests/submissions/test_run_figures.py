@@ -5,6 +5,7 @@ import datetime
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from submissions.models import ModelPrice, Run
 from submissions.services.figures import refresh_figures
@@ -109,8 +110,6 @@ def test_reparsing_replaces_transcript_figures_and_keeps_metadata_ones(send, reg
 
 
 def test_the_command_prices_stored_runs_after_a_price_is_added(send, registry):
-    from django.core.management import call_command
-
     run = send(sample("codex-exec-json-command.jsonl"))
     assert run.cost_usd is None
     price(registry)
