@@ -3,10 +3,10 @@
 Against a dev server filled with the synthetic history::
 
     python manage.py demo_history && python manage.py runserver 127.0.0.1:8000
-    python docs/screenshots/capture.py http://127.0.0.1:8000
+    python docs/screenshots/capture.py http://127.0.0.1:8000 [NAME=PATH ...]
 
-It writes one PNG per page type beside this file. The run and transcript pages are found by
-following links, as a visitor would.
+It writes one PNG per page type beside this file; the run page is found by following a matrix
+cell, as a visitor would. NAME=PATH pairs add pages (say, a run graded twice, for its history).
 """
 
 import sys
@@ -35,12 +35,12 @@ PAGES = [
 ]
 
 
-def capture(base: str) -> list[Path]:
+def capture(base: str, extra: list[tuple[str, str]]) -> list[Path]:
     written = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1360, "height": 900})
-        for name, path in PAGES:
+        for name, path in PAGES + extra:
             written.append(_shot(page, base + path, name))
         page.goto(base + "/boards/h100-sxm/matrix/")
         page.locator("td.cell.score a").first.click()
@@ -63,7 +63,6 @@ def _shot(page, url: str, name: str) -> Path:
 
 
 if __name__ == "__main__":
-    for written in capture(
-        sys.argv[1].rstrip("/") if len(sys.argv) > 1 else "http://127.0.0.1:8000"
-    ):
+    base = sys.argv[1].rstrip("/") if len(sys.argv) > 1 else "http://127.0.0.1:8000"
+    for written in capture(base, [tuple(pair.split("=", 1)) for pair in sys.argv[2:]]):
         print(written)

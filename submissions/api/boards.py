@@ -107,7 +107,7 @@ class BoardView(_BoardsView):
         parameters=[
             *FILTERS,
             OpenApiParameter("sort", str, enum=SORT_KEYS, description="Column to sort by."),
-            OpenApiParameter("order", str, enum=["asc", "desc"], description="Sort direction."),
+            OpenApiParameter("dir", str, enum=["asc", "desc"], description="Sort direction."),
             FORMAT,
         ],
         responses=_responses(exports.BoardExport, csv_line="configuration"),
@@ -160,7 +160,7 @@ class ProblemRunsView(_BoardsView):
         summary="A problem's ranked runs on one ranked hardware target",
         description="Best score first; equal scores share a rank.",
         parameters=[FORMAT],
-        responses=_responses(exports.ProblemRunsExport, csv_line="run"),
+        responses=_responses(exports.ProblemRuns, csv_line="run"),
     )
     def get(self, request, hardware: str, problem: str):
         target = _ranked(hardware)
@@ -171,8 +171,8 @@ class ProblemRunsView(_BoardsView):
             request,
             target=target,
             filename=f"runs-{found.slug}-{target.slug}",
-            read=lambda: boards.problem_page(problem=found, hardware=target),
-            as_data=exports.problem_runs_export,
+            read=lambda: exports.problem_runs(problem=found, hardware=target),
+            as_data=lambda result: result,
             as_csv=exports.problem_runs_csv,
         )
 

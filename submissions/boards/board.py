@@ -153,8 +153,8 @@ def board(
 
 
 def sort_from_query(query: QueryDict) -> tuple[str, bool | None]:
-    """``?sort=score&order=asc``: the column, and its direction (None: the column's usual)."""
-    return query.get("sort") or "rank", {"asc": False, "desc": True}.get(query.get("order", ""))
+    """``?sort=score&dir=asc``: the column, and its direction (None: the column's usual)."""
+    return query.get("sort") or "rank", {"asc": False, "desc": True}.get(query.get("dir", ""))
 
 
 def _rows(*, hardware: HardwareTarget, filters: BoardFilters):

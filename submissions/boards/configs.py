@@ -3,6 +3,7 @@ pages: per hardware target, runs, score, pass rates and the best run of every ac
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,19 +35,25 @@ def config_key(*, model_slug: str, harness_slug: str, effort: str) -> str:
 
 def config_fields(row: dict) -> dict:
     """The configuration fields every result dataclass carries, from a row of CONFIG_VALUES."""
+    return dict(_config_fields(tuple(row[name] for name in CONFIG_VALUES)))
+
+
+@lru_cache(maxsize=4096)
+def _config_fields(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    # Pages read thousands of runs of a few dozen configurations: each is spelled out once.
+    model_slug, model_name, provider, harness_slug, harness_name, effort = values
+    key = config_key(model_slug=model_slug, harness_slug=harness_slug, effort=effort)
     fields = {
-        "model_slug": row["language_model__slug"],
-        "model_name": row["language_model__display_name"],
-        "provider": row["language_model__provider"],
-        "harness_slug": row["harness__slug"],
-        "harness_name": row["harness__name"],
-        "effort": row["effort"],
+        "model_slug": model_slug,
+        "model_name": model_name,
+        "provider": provider,
+        "harness_slug": harness_slug,
+        "harness_name": harness_name,
+        "effort": effort,
+        "config_key": key,
+        "config_label": " · ".join(filter(None, (model_name, harness_name, effort))),
     }
-    parts = [fields["model_name"], fields["harness_name"], fields["effort"]]
-    key = config_key(
-        model_slug=fields["model_slug"], harness_slug=fields["harness_slug"], effort=row["effort"]
-    )
-    return fields | {"config_key": key, "config_label": " · ".join(filter(None, parts))}
+    return tuple(fields.items())
 
 
 def run_score(row: dict) -> float:

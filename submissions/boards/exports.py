@@ -1,7 +1,8 @@
 """CSV and JSON forms of the board, the matrix and a problem's ranked runs.
 
 The JSON forms are the ``*Export`` dataclasses below (the API documents its schema from them);
-the CSV forms are one flat row per board row, per matrix cell, per run. No shape parameters
+the CSV forms are one flat row per board row, per matrix cell, per run. All three read the board
+snapshot only, so they agree with each other and with its ``computed_at``. No shape parameters
 appear in any of them, so nothing held out can leak through an export.
 """
 
@@ -10,11 +11,13 @@ import io
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime
 
+import numpy as np
+
+from submissions.boards import snapshot, stats
 from submissions.boards.board import Board, BoardFilters
 from submissions.boards.matrix import Cell, Matrix, MatrixRow
-from submissions.boards.problems import ProblemPage, RankedRun
 from submissions.boards.snapshot import BoardRow, ProblemRef
-from submissions.models import HardwareTarget
+from submissions.models import HardwareTarget, Problem
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,67 @@ class MatrixExport:
 
 
 @dataclass(frozen=True)
-class ProblemRunsExport:
+class ProblemRun:
+    rank: int  # equal scores share a rank
+    run_uuid: str
+    config_key: str
+    config_label: str
+    model_slug: str
+    model_name: str
+    provider: str
+    harness_slug: str
+    harness_name: str
+    effort: str
+    score: float
+    hidden_score: float | None
+    verdict: str
+    correct_visible: bool
+    correct_hidden: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ProblemRuns:
     hardware: HardwareRef
     problem: ProblemRef
-    runs: list[RankedRun]
+    computed_at: datetime
+    runs: list[ProblemRun]  # best score first; the earlier run first among equals
+
+
+def problem_runs(*, problem: Problem, hardware: HardwareTarget) -> ProblemRuns:
+    """The counted runs of one active problem on one ranked target, from the snapshot."""
+    records, computed_at = snapshot.stored_records(hardware=hardware)
+    slugs = [ref.slug for ref in records.problems]
+    column = slugs.index(problem.slug) if problem.slug in slugs else -1
+    runs = records.runs.take(np.flatnonzero(records.runs.problem == column))
+    runs = runs.take(np.argsort(-runs.score, kind="stable"))
+    ranks = stats.competition_ranks(scores=runs.score.tolist())
+    return ProblemRuns(
+        hardware=_hardware(hardware),
+        problem=ProblemRef(slug=problem.slug, title=problem.title, category=problem.category),
+        computed_at=computed_at,
+        runs=[
+            _problem_run(records=records, runs=runs, n=n, rank=rank) for n, rank in enumerate(ranks)
+        ],
+    )
+
+
+def _problem_run(
+    *, records: snapshot.Records, runs: snapshot.RunTable, n: int, rank: int
+) -> ProblemRun:
+    config = records.configs[runs.config[n]]
+    hidden = float(runs.hidden_score[n])
+    return ProblemRun(
+        rank=rank,
+        run_uuid=str(runs.uuid[n]),
+        **asdict(config),
+        score=float(runs.score[n]),
+        hidden_score=None if np.isnan(hidden) else hidden,
+        verdict=str(runs.verdict[n]),
+        correct_visible=bool(runs.correct_visible[n]),
+        correct_hidden=bool(runs.correct_hidden[n]),
+        created_at=datetime.fromisoformat(str(runs.created[n])),
+    )
 
 
 def _hardware(target: HardwareTarget) -> HardwareRef:
@@ -77,15 +137,6 @@ def matrix_export(matrix: Matrix) -> MatrixExport:
         filters=matrix.filters,
         problems=matrix.problems,
         rows=matrix.rows,
-    )
-
-
-def problem_runs_export(page: ProblemPage) -> ProblemRunsExport:
-    problem = page.problem
-    return ProblemRunsExport(
-        hardware=_hardware(page.hardware),
-        problem=ProblemRef(slug=problem.slug, title=problem.title, category=problem.category),
-        runs=page.runs,
     )
 
 
@@ -124,8 +175,8 @@ def matrix_csv(matrix: Matrix) -> str:
     return _csv(MATRIX_COLUMNS, lines)
 
 
-def problem_runs_csv(page: ProblemPage) -> str:
-    return _csv([field.name for field in fields(RankedRun)], map(_values, page.runs))
+def problem_runs_csv(result: ProblemRuns) -> str:
+    return _csv([field.name for field in fields(ProblemRun)], map(_values, result.runs))
 
 
 def _values(item) -> list:

@@ -16,6 +16,9 @@ from submissions.boards.configs import (
 from submissions.models import Evaluation, HardwareTarget, Problem, Run, ShapeResult
 
 HISTOGRAM_BINS = 20
+# The roofline plots the visible shapes of this many best runs (those a page lists): a busy
+# problem has thousands of runs, whose points would bury the chart and slow the page.
+ROOFLINE_RUNS = 100
 # Timings the engine refused to trust are not plotted as throughput.
 UNTIMED_VERDICTS = (Evaluation.Verdict.TIMING_REJECTED,)
 
@@ -214,7 +217,7 @@ def _outcome(rows: list[dict]) -> ConfigOutcome:
 
 
 def _roofline(*, problem: Problem, hardware: HardwareTarget, rows: list[dict]) -> Roofline:
-    shapes = _visible_shapes(rows)
+    shapes = _visible_shapes(rows[:ROOFLINE_RUNS])
     runs = {row["headline_evaluation_id"]: row for row in rows}
     labels = _shape_labels(problem)
     points = [_run_point(shape, runs[shape["evaluation_id"]], labels) for shape in shapes]
@@ -272,8 +275,8 @@ def _run_point(shape: dict, row: dict, labels: dict[int, str]) -> RooflinePoint:
 
 
 def _reference_points(shapes: list[dict], labels: dict[int, str]) -> list[RooflinePoint]:
-    """Eager and torch.compile per visible shape, at the shape's intensity: each run measured
-    them beside its own kernel (tflops / speedup), so the median over the runs is plotted."""
+    """Eager and torch.compile per visible shape, at the shape's intensity: each plotted run
+    measured them beside its own kernel (tflops / speedup); the median over those runs."""
     by_index: dict[int, list[dict]] = defaultdict(list)
     for shape in shapes:
         by_index[shape["index"]].append(shape)

@@ -300,14 +300,20 @@ def _record(value: dict, *, problem: int, config: int, speedup: tuple) -> dict:
         "correct_hidden": bool(value["headline_evaluation__correct_hidden"]),
         "verdict": verdict,
         "failure": failure_kind(verdict),
-        "speedup_eager": speedup[0],
-        "speedup_compile": speedup[1],
+        "speedup_eager": _rounded(speedup[0]),
+        "speedup_compile": _rounded(speedup[1]),
         "tokens": _tokens(value),
-        "cost_usd": value["cost_usd"],
-        "wall_time_s": value["wall_time_s"],
+        "cost_usd": _rounded(value["cost_usd"]),
+        "wall_time_s": _rounded(value["wall_time_s"]),
         "created": timezone.localtime(value["created_at"]).isoformat(timespec="seconds"),
         "uuid": str(value["uuid"]),
     }
+
+
+def _rounded(figure: float | None) -> float | None:
+    # Six significant digits of a figure are beyond what any page shows and shrink the stored
+    # records, which a filtered board reads; scores stay exact (they rank runs).
+    return None if figure is None else float(f"{figure:.6g}")
 
 
 def _tokens(value: dict) -> int | None:

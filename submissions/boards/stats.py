@@ -148,6 +148,16 @@ def tie_ranks(*, lows: Iterable[float], highs: Iterable[float]) -> list[int]:
     return (1 + (lows[None, :] > highs[:, None]).sum(axis=1)).tolist()
 
 
+def competition_ranks(*, scores: Iterable[float]) -> list[int]:
+    """Ranks of scores sorted best first, equal scores sharing one: 1, 2, 2, 4."""
+    ranks: list[int] = []
+    previous = None
+    for n, score in enumerate(scores):
+        ranks.append(ranks[-1] if n and score == previous else n + 1)
+        previous = score
+    return ranks
+
+
 def share(flags: np.ndarray) -> float:
     return float(np.mean(flags)) if flags.size else 0.0
 

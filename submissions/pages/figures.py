@@ -112,8 +112,14 @@ def roofline(roof) -> dict:
                 "type": "log",
                 "title": {"text": "arithmetic intensity (FLOP per byte)"},
                 "tickformat": ".2~g",
+                "dtick": "D2",
             },
-            yaxis={"type": "log", "title": {"text": "achieved TFLOPS"}, "tickformat": ".2~g"},
+            yaxis={
+                "type": "log",
+                "title": {"text": "achieved TFLOPS"},
+                "tickformat": ".2~g",
+                "dtick": "D2",
+            },
         )
     )
     runs = [p for p in roof.points if p.kind == "run"]
@@ -245,9 +251,10 @@ def chart_figures(data) -> dict[str, dict]:
     }
 
 
+# On log axes, ticks at 1, 2 and 5 times the powers of ten ("D2") keep the labels apart.
 TICKS = {
-    "cost_usd": {"tickprefix": "$", "tickformat": ".2~g"},
-    "output_tokens": {"tickformat": ".2~s"},
+    "cost_usd": {"tickprefix": "$", "tickformat": ".2~g", "dtick": "D2"},
+    "output_tokens": {"tickformat": ".2~s", "dtick": "D2"},
 }
 
 

@@ -8,7 +8,6 @@ import ctypes
 import json
 import logging
 import os
-import re
 import signal
 import subprocess
 import tempfile
@@ -19,8 +18,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from runners.schema import EvaluationResult, Verdict
-from submissions.models import BaselineTiming, Evaluation
+from runners.schema import BaselineKey, EvaluationResult, Verdict, parse_baseline_key
+from submissions.models import BaselineTiming, Evaluation, HardwareTarget
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +38,13 @@ class LeaseLost(Exception):
 def grade(*, evaluation: Evaluation, on_tick: Callable[[], bool]) -> EvaluationResult:
     """Grade the evaluation's solution on its hardware; store baselines measured on the way."""
     run = evaluation.run
+    # CPU timings depend on the machine and its load: the engine measures them every time.
+    on_cpu = evaluation.hardware.device == HardwareTarget.Device.CPU
     result = run_engine(
         problem=run.problem.slug,
         solution=run.solution.code if run.solution else None,
         device=evaluation.hardware.device,
-        baselines=cached_baselines(problem_version=run.problem.version),
+        baselines={} if on_cpu else cached_baselines(problem_version=run.problem.version),
         on_tick=on_tick,
     )
     store_baselines(result)
@@ -143,37 +144,32 @@ def cached_baselines(*, problem_version: str) -> dict[str, dict]:
     return {_key(row): {"eager": row.eager, "compile": row.compile} for row in rows}
 
 
-# runners.schema.baseline_key: version:shape:gpu:torch:t<protocol>; the shape holds no ':'.
-_BASELINE_KEY = re.compile(
-    r"(?P<version>[^:]+):(?P<shape>[^:]*):(?P<gpu>.+):(?P<torch>[^:]+):t(?P<protocol>\d{1,4})"
-)
-
-
 def _key(row: BaselineTiming) -> str:
-    # runners.schema.baseline_key's format
-    return (
-        f"{row.problem_version}:{row.shape_key}:{row.gpu_model}:{row.torch_version}"
-        f":t{row.timing_protocol}"
-    )
+    return BaselineKey(
+        row.problem_version, row.shape_key, row.gpu_model, row.torch_version, row.timing_protocol
+    ).key
 
 
 @transaction.atomic
 def store_baselines(result: EvaluationResult) -> int:
-    """Keep the reference timings this run measured, so the next grading can skip them."""
+    """Keep the reference timings this run measured on a GPU, so the next grading can skip
+    them (the engine ignores cached CPU timings)."""
+    if result.device == HardwareTarget.Device.CPU:
+        return 0
     stored = 0
     for shape in result.shapes:
         if shape.baseline_cached or shape.baseline_eager is None or not shape.baseline_key:
             continue
-        parts = _BASELINE_KEY.fullmatch(shape.baseline_key)
-        if parts is None:  # an engine of another version: its timings are not cached
+        key = parse_baseline_key(shape.baseline_key)
+        if key is None:  # an engine of another version: its timings are not cached
             logger.warning("baseline key %r not understood; not cached", shape.baseline_key)
             continue
         BaselineTiming.objects.update_or_create(
-            problem_version=parts["version"],
-            shape_key=parts["shape"],
-            gpu_model=parts["gpu"],
-            torch_version=parts["torch"],
-            timing_protocol=int(parts["protocol"]),
+            problem_version=key.problem_version,
+            shape_key=key.shape,
+            gpu_model=key.gpu,
+            torch_version=key.torch_version,
+            timing_protocol=key.protocol,
             defaults={
                 "eager": _as_dict(shape.baseline_eager),
                 "compile": _as_dict(shape.baseline_compile),

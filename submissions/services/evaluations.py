@@ -9,7 +9,6 @@ deadline while running, and while queued the time after which the sweeper sends 
 """
 
 import logging
-import math
 import socket
 from dataclasses import dataclass
 from datetime import timedelta
@@ -134,7 +133,9 @@ def run_evaluation(*, evaluation_id: int) -> None:
 
 def record_result(claim: Claim, result: EvaluationResult) -> bool:
     """Store the engine's result once; False when this attempt no longer owns the evaluation."""
-    result = EvaluationResult.from_dict(_json_safe(result.to_dict()))
+    # What is stored, and mapped to rows, is the finite form: non-finite numbers (an older
+    # engine's, or a result built in memory) are null and listed in ``non_finite``.
+    result = EvaluationResult.from_dict(result.to_dict())
     with transaction.atomic():
         written = _owned(claim).update(
             status=Status.DONE,
@@ -256,17 +257,6 @@ def _fail(evaluation: Evaluation, *, reason: str) -> None:
     )
     _refresh_for(evaluation.pk)
     logger.error("evaluation %s failed as infra_error: %s", evaluation.pk, reason[:500])
-
-
-def _json_safe(value):
-    # NaN and infinite errors (a wildly wrong output) are not JSON; databases refuse them.
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(item) for item in value]
-    return value
 
 
 def _replace_shapes(evaluation_id: int, result: EvaluationResult) -> None:

@@ -38,7 +38,7 @@ def refresh_boards_on_commit(*, hardware_ids) -> None:
 
 def listening_queues() -> set[str]:
     """Queues some worker consumes now. Eager mode grades in-process: ``ARENA_EAGER_QUEUES``."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
+    if current_app.conf.task_always_eager:
         return set(settings.ARENA_EAGER_QUEUES)
     try:
         replies = current_app.control.inspect(timeout=INSPECT_TIMEOUT_S).active_queues() or {}

@@ -44,7 +44,7 @@ def test_no_filter_is_empty():
 
 
 def test_sort_and_order_come_from_the_query():
-    assert sort_from_query(QueryDict("sort=score&order=asc")) == ("score", False)
+    assert sort_from_query(QueryDict("sort=score&dir=asc")) == ("score", False)
     assert sort_from_query(QueryDict("")) == ("rank", None)
 
 

@@ -10,8 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from submissions.boards import snapshot
-from submissions.boards.exports import MATRIX_COLUMNS
-from submissions.boards.problems import RankedRun
+from submissions.boards.exports import MATRIX_COLUMNS, ProblemRun, problem_runs
 from submissions.boards.snapshot import BoardRow
 from submissions.models import ShapeResult
 
@@ -100,7 +99,7 @@ def test_a_problems_ranked_runs_as_json_and_as_csv(client, runs):
     assert body["problem"]["slug"] == "softmax"
     assert [run["run_uuid"] for run in body["runs"]] == [str(runs[0].uuid), str(runs[1].uuid)]
     assert [run["rank"] for run in body["runs"]] == [1, 2]
-    assert header == [field.name for field in fields(RankedRun)]
+    assert header == [field.name for field in fields(ProblemRun)]
     assert [line[header.index("run_uuid")] for line in lines] == [
         str(runs[0].uuid),
         str(runs[1].uuid),
@@ -224,3 +223,21 @@ def test_the_openapi_schema_documents_the_board_exports(client):
     assert {"304", "404"} <= set(board["responses"])
     assert "/api/v1/boards/{hardware}/matrix/" in paths
     assert "/api/v1/boards/{hardware}/problems/{problem}/" in paths
+
+
+def test_equal_scores_share_a_rank_the_earlier_run_first(arena, grade):
+    first = grade(score=0.5)
+    second = grade(score=0.5, verdict="incorrect_hidden")
+    grade(score=0.7, model="claude")
+    grade(problem="gemm", score=0.9)
+
+    result = problem_runs(problem=arena.softmax, hardware=arena.h100)
+
+    assert [(run.rank, run.score) for run in result.runs] == [(1, 0.7), (2, 0.5), (3, 0.0)]
+    tied = problem_runs(problem=arena.softmax, hardware=arena.h100).runs[1:]
+    assert [run.run_uuid for run in tied] == [str(first.uuid), str(second.uuid)]
+    assert (tied[1].verdict, tied[1].hidden_score, tied[1].correct_visible) == (
+        "incorrect_hidden",
+        None,
+        True,
+    )

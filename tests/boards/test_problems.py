@@ -171,3 +171,15 @@ def test_the_problem_page_takes_two_queries_whatever_the_number_of_runs(
 
     assert len(page.runs) == runs
     assert len(page.roofline.points) == 2 * runs + 3
+
+
+def test_the_roofline_plots_the_best_runs_only(deck, monkeypatch):
+    monkeypatch.setattr("submissions.boards.problems.ROOFLINE_RUNS", 2)
+    for score in (0.9, 0.1, 0.5):
+        add_shape(graded(deck, score=score), tflops=score, gbps=1.0, speedup_eager=1.0)
+
+    roofline = problem_page(problem=deck["problem"], hardware=deck["hardware"]).roofline
+
+    runs = sorted(point.tflops for point in roofline.points if point.kind == "run")
+    assert runs == [0.5, 0.9]
+    assert [point.tflops for point in roofline.points if point.kind == "eager"] == [0.7]

@@ -204,3 +204,8 @@ def test_the_pareto_frontier_keeps_points_nothing_beats_on_cost_and_score():
     frontier = stats.pareto_frontier(points=list(points), key=points.get)
 
     assert frontier == ["f", "a", "c"]
+
+
+def test_equal_run_scores_share_a_competition_rank():
+    assert stats.competition_ranks(scores=[0.9, 0.5, 0.5, 0.1]) == [1, 2, 2, 4]
+    assert stats.competition_ranks(scores=[]) == []

@@ -22,6 +22,7 @@ Write a faster `softmax(x, dim=-1)`.
 ROOFS = {
     "h100-sxm": {"bandwidth_gbps": 3350.0, "peak_tflops": {"fp32": 67.0, "bf16": 989.4}},
     "h200": {"bandwidth_gbps": 4800.0, "peak_tflops": {"fp32": 67.0, "bf16": 989.4}},
+    "cpu": {"bandwidth_gbps": 25.6, "peak_tflops": {"fp32": 0.1, "bf16": 0.1}},
 }
 
 

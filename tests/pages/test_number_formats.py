@@ -39,7 +39,7 @@ def test_rates_fractions_and_speedups_carry_their_units():
     assert f.percent(0.4234) == "42.3 %"
     assert f.signed_percent(0.0421) == "+4.2 pp"
     assert f.signed_percent(-0.1) == "-10 pp"
-    assert f.speedup(1.8312) == "1.83×"
+    assert f.speedup(1.8312) == "1.83\u00d7"
 
 
 def test_counts_and_money_read_at_a_glance():

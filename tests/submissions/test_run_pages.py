@@ -11,18 +11,18 @@ pytestmark = pytest.mark.django_db
 HIDDEN = {"batch": 4099117, "dim": 12289333}
 
 
-def test_the_home_page_shows_an_empty_state(client):
-    response = client.get("/")
+def test_the_run_list_shows_an_empty_state(client):
+    response = client.get("/runs/")
     assert response.status_code == 200
     assert b"No published runs yet" in response.content
 
 
-def test_the_home_page_lists_published_runs_only(client, django_assert_max_num_queries):
+def test_the_run_list_shows_published_runs_only(client, django_assert_max_num_queries):
     shown = make_run(published=True)
     hidden = make_run(published=False)
     make_run(published=True)
     with django_assert_max_num_queries(2):
-        response = client.get("/")
+        response = client.get("/runs/")
     assert str(shown.uuid).encode() in response.content
     assert str(hidden.uuid).encode() not in response.content
 

@@ -6,9 +6,9 @@ import pytest
 from django.utils import timezone
 
 from submissions import tasks
+from submissions.models import BaselineTiming, Evaluation, HardwareTarget, Run, ShapeResult
 from submissions.services import evaluations
-from submissions.models import BaselineTiming, Evaluation, Run, ShapeResult
-from tests.factories import make_problem, make_result
+from tests.factories import make_hardware, make_problem, make_result
 from tests.workers.conftest import make_cpu_hardware, make_graded_run
 
 pytestmark = pytest.mark.django_db
@@ -168,10 +168,16 @@ def test_the_sweeper_gives_up_after_the_last_attempt(sent, settings):
     assert Run.objects.get(pk=evaluation.run_id).status == Run.Status.FAILED
 
 
+def gpu_target():
+    """A GPU target served in-process by the fake engine (reference timings are cached on GPUs
+    only; CPU timings are measured every time)."""
+    return make_hardware("fake-gpu", queue_name="cpu", device=HardwareTarget.Device.CUDA)
+
+
 def test_baselines_measured_once_are_reused_by_the_next_grading(
     fake_engine, django_capture_on_commit_callbacks
 ):
-    run = make_graded_run(problem=make_problem("row_sum", version="v1"))
+    run = make_graded_run(hardware=gpu_target(), problem=make_problem("row_sum", version="v1"))
     first = evaluate(run, django_capture_on_commit_callbacks)
     stored = BaselineTiming.objects.get()
     assert (stored.shape_key, stored.gpu_model, stored.torch_version) == (
@@ -189,7 +195,7 @@ def test_baselines_measured_once_are_reused_by_the_next_grading(
 def test_baselines_of_an_older_timing_protocol_are_measured_again(
     fake_engine, django_capture_on_commit_callbacks
 ):
-    run = make_graded_run(problem=make_problem("row_sum", version="v1"))
+    run = make_graded_run(hardware=gpu_target(), problem=make_problem("row_sum", version="v1"))
     BaselineTiming.objects.create(
         problem_version="v1",
         shape_key="cols=33,rows=4",
@@ -244,7 +250,7 @@ def test_graded_runs_wait_for_review_when_the_deployment_says_so(
 def _result(verdict: str):
     from runners.schema import EvaluationResult
 
-    return EvaluationResult(problem="softmax", problem_version="v1", device="cpu", verdict=verdict)
+    return EvaluationResult(problem="softmax", problem_version="v1", device="cuda", verdict=verdict)
 
 
 def test_a_baseline_key_of_another_engine_version_is_not_cached_and_fails_nothing(caplog):
@@ -267,3 +273,13 @@ def test_a_baseline_key_of_another_engine_version_is_not_cached_and_fails_nothin
     assert store_baselines(result) == 1  # the 0.1-era key (no protocol) is skipped
     assert "not understood" in caplog.text
     assert list(cached_baselines(problem_version="v1")) == [keys[1]]  # a ':' in a GPU name too
+
+
+def test_reference_timings_measured_on_a_cpu_are_never_cached(
+    fake_engine, django_capture_on_commit_callbacks
+):
+    run = make_graded_run(problem=make_problem("row_sum", version="v1"))
+    first = evaluate(run, django_capture_on_commit_callbacks)
+    again = evaluate(run, django_capture_on_commit_callbacks, trigger="reevaluate")
+    assert [e.result["shapes"][0]["baseline_cached"] for e in (first, again)] == [False, False]
+    assert not BaselineTiming.objects.exists()

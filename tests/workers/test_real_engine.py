@@ -4,8 +4,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from submissions.services import evaluations, runs
 from submissions.models import Problem, Run
+from submissions.services import evaluations, runs
 from submissions.services.registry import engine_problems, ensure_cpu_target, sync_problems
 from tests.factories import (
     make_harness,

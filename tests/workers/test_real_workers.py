@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from submissions.services import evaluations
 from submissions.models import Evaluation, ShapeResult
+from submissions.services import evaluations
 from tests.workers.conftest import make_cpu_hardware, make_graded_run
 from tests.workers.real_workers import (
     LEASE_S,

@@ -53,8 +53,9 @@ def test_the_api_refuses_a_regrade_on_a_target_without_a_worker():
     url = reverse("api:run-reevaluate", kwargs={"run_id": run.uuid})
     response = staff_api().post(url, {"hardware": h100.slug}, format="json")
     assert response.status_code == 409
-    assert "No worker is listening on NVIDIA H100 SXM's queue (gpu.h100-sxm)" in (
-        response.json()["detail"]
+    assert (
+        "No worker is listening on NVIDIA H100 SXM's queue (gpu.h100-sxm)"
+        in (response.json()["detail"])
     )
     assert not Evaluation.objects.exists()
 
@@ -84,8 +85,8 @@ def test_the_admin_refuses_a_regrade_on_a_target_without_a_worker(client):
     assert not Evaluation.objects.exists()
 
 
-def test_workers_are_asked_which_queues_they_consume(settings, monkeypatch):
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+def test_workers_are_asked_which_queues_they_consume(monkeypatch):
+    queue.current_app.conf.task_always_eager = False  # tests/conftest.py restores it
 
     class Inspect:
         def active_queues(self):

@@ -1,0 +1,157 @@
+"""Every page type in headless Chromium against the live server, with boards-data's synthetic
+history: charts drawn, board state in the URL, matrix cells leading to runs, no request leaving
+the site."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from submissions.boards.synthetic import write_history
+from tests.pages.conftest import synthetic_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if os.environ.get("ARENA_SKIP_BROWSER") == "1":
+        pytest.skip("ARENA_SKIP_BROWSER=1")
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (or ARENA_SKIP_BROWSER=1)")
+    # Playwright's sync API keeps an event loop on this thread; each test's ORM work is done
+    # before it drives the browser.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+    del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+
+
+@pytest.fixture
+def visit(browser, live_server):
+    """A fresh browser context that records every request and every script error."""
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    seen = {"requests": [], "errors": []}
+    context.on("request", lambda request: seen["requests"].append(request.url))
+    page = context.new_page()
+    page.on("pageerror", lambda error: seen["errors"].append(str(error)))
+    page.on("console", lambda msg: msg.type == "error" and seen["errors"].append(msg.text))
+    page.seen = seen
+    yield page
+    context.close()
+    foreign = [url for url in seen["requests"] if not url.startswith(live_server.url + "/")]
+    assert foreign == []
+
+
+def open_page(page, url: str, status: int = 200):
+    response = page.goto(url, wait_until="load")
+    assert response.status == status, url
+    charts = page.locator(".chart").count()
+    if charts:
+        page.wait_for_function(
+            "n => document.querySelectorAll('.chart.drawn .main-svg').length >= n", arg=charts
+        )
+    return charts
+
+
+def test_every_page_type_loads_and_draws_its_charts(visit, live_server, history):
+    run = synthetic_run(regraded=True)
+    transcript = reverse("submissions:run-transcript", kwargs={"run_id": run.uuid})
+    pages = {
+        "/": 0,
+        "/boards/h200/": 0,
+        "/boards/h100-sxm/matrix/": 0,
+        "/boards/h100-sxm/charts/": 3,
+        "/problems/": 0,
+        "/problems/softmax/": 3,
+        "/problems/rmsnorm/?hardware=cpu": 3,
+        "/models/": 0,
+        "/models/claude-opus-4-5/": 0,
+        "/harnesses/": 0,
+        "/harnesses/codex-cli/": 0,
+        "/runs/": 0,
+        run.get_absolute_url(): 1,
+    }
+    for url, charts in pages.items():
+        assert open_page(visit, live_server.url + url) == charts, url
+        assert visit.locator("header.site-header nav a").count() == 8
+    assert visit.seen["errors"] == []
+    open_page(visit, live_server.url + transcript, status=404)
+    assert visit.get_by_role("link", name="← Back to the run").get_attribute("href") == (
+        run.get_absolute_url()
+    )
+    assert live_server.url + "/static/vendor/plotly.min.js" in visit.seen["requests"]
+    assert live_server.url + "/static/favicon.svg" in visit.seen["requests"]
+
+
+def test_sorting_the_board_goes_into_the_url_and_survives_a_reload(visit, live_server, history):
+    open_page(visit, live_server.url + "/boards/h100-sxm/")
+    visit.locator("th a.sort", has_text="vs eager").click()
+    visit.wait_for_url(re.compile(r"sort=speedup_eager"))
+    assert sorted_by(visit) == ("vs eager", "descending")
+    descending = column(visit, 9)
+    visit.reload()
+    assert sorted_by(visit) == ("vs eager", "descending")
+    assert column(visit, 9) == descending
+    visit.locator("th[aria-sort] a.sort").click()
+    visit.wait_for_url(re.compile(r"dir=asc"))
+    assert sorted_by(visit) == ("vs eager", "ascending")
+    assert column(visit, 9) == list(reversed(descending))
+
+
+def test_filtering_the_board_goes_into_the_url_and_survives_a_reload(visit, live_server, history):
+    open_page(visit, live_server.url + "/boards/h100-sxm/?sort=score")
+    everyone = set(column(visit, 2))
+    visit.select_option("select[name=provider]", ["OpenAI"])
+    visit.fill("input[name=since]", "2020-01-01")
+    visit.get_by_role("button", name="Apply").click()
+    visit.wait_for_url(re.compile(r"provider=OpenAI"))
+    assert "since=2020-01-01" in visit.url and "sort=score" in visit.url
+    models = set(column(visit, 2))
+    assert models and models < everyone and all(name.startswith("GPT-5") for name in models)
+    visit.reload()
+    assert visit.locator("select[name=provider] option:checked").all_inner_texts() == ["OpenAI"]
+    assert visit.input_value("input[name=since]") == "2020-01-01"
+    assert set(column(visit, 2)) == models
+    assert sorted_by(visit) == ("Score", "descending")
+
+
+def test_a_matrix_cell_leads_to_the_run_behind_it(visit, live_server, history):
+    open_page(visit, live_server.url + "/boards/h100-sxm/matrix/")
+    cell = visit.locator("td.cell.score a").first
+    score = cell.inner_text().split("\n")[0]
+    cell.click()
+    visit.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}/$"))
+    assert visit.locator(".headline .stat.score b").inner_text() == score
+    assert visit.locator(".headline", has_text="Rank on").count() == 1
+
+
+def test_a_board_filter_carries_over_to_the_matrix_and_charts(visit, live_server, deck):
+    write_history(runs_per_cell=1, seed=5)
+    open_page(visit, live_server.url + "/boards/h100-sxm/?model=gpt-5")
+    visit.get_by_role("link", name="Charts", exact=True).last.click()
+    visit.wait_for_url(re.compile(r"/boards/h100-sxm/charts/\?model=gpt-5$"))
+    open_page(visit, visit.url)
+    visit.get_by_role("link", name="Model \u00d7 problem matrix").click()
+    visit.wait_for_url(re.compile(r"/matrix/\?model=gpt-5$"))
+    rows = visit.locator("table.matrix tbody td.config > a:first-child").all_inner_texts()
+    assert rows and set(rows) == {"GPT-5"}
+
+
+def sorted_by(page) -> tuple[str, str]:
+    header = page.locator("th[aria-sort]")
+    return header.inner_text().rstrip("▲▼ "), header.get_attribute("aria-sort")
+
+
+def column(page, n: int) -> list[str]:
+    cells = page.locator(f"table.board tbody tr td:nth-child({n})").all_inner_texts()
+    return [cell.split("\n")[0].strip() for cell in cells]
