@@ -28,8 +28,9 @@ browser:
 
 demo: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py sync_problems
 	$(BIN)/python manage.py seed_registry
+	$(BIN)/python manage.py sync_problems
+	$(BIN)/python manage.py demo_history
 	$(BIN)/python manage.py demo_runs
 	$(BIN)/python manage.py runserver $(HOST)
 

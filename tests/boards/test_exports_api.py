@@ -227,16 +227,26 @@ def test_the_openapi_schema_documents_the_board_exports(client):
 
 def test_equal_scores_share_a_rank_the_earlier_run_first(arena, grade):
     first = grade(score=0.5)
-    second = grade(score=0.5, verdict="incorrect_hidden")
+    second = grade(score=0.5)
     grade(score=0.7, model="claude")
+    failed = grade(score=0.9, verdict="incorrect_hidden")
     grade(problem="gemm", score=0.9)
 
     result = problem_runs(problem=arena.softmax, hardware=arena.h100)
 
-    assert [(run.rank, run.score) for run in result.runs] == [(1, 0.7), (2, 0.5), (3, 0.0)]
-    tied = problem_runs(problem=arena.softmax, hardware=arena.h100).runs[1:]
-    assert [run.run_uuid for run in tied] == [str(first.uuid), str(second.uuid)]
-    assert (tied[1].verdict, tied[1].hidden_score, tied[1].correct_visible) == (
+    assert [(run.rank, run.score) for run in result.runs] == [
+        (1, 0.7),
+        (2, 0.5),
+        (2, 0.5),
+        (4, 0.0),
+    ]
+    assert [run.run_uuid for run in result.runs[1:]] == [
+        str(first.uuid),
+        str(second.uuid),
+        str(failed.uuid),
+    ]
+    last = result.runs[-1]
+    assert (last.verdict, last.hidden_score, last.correct_visible) == (
         "incorrect_hidden",
         None,
         True,
