@@ -15,6 +15,7 @@ from submissions.models import (
     Run,
     ShapeResult,
 )
+from submissions.models.evaluations import SHAPE_MEASURES
 from submissions.services import evaluations
 from submissions.services.tokens import issue_token
 
@@ -134,12 +135,11 @@ def make_evaluation(run: Run, *, result: dict | None = None, **fields) -> Evalua
 
 
 def make_shape_result(evaluation: Evaluation, **shape) -> ShapeResult:
+    measures = {name: shape[name] for name in SHAPE_MEASURES if name in shape}
     return ShapeResult.objects.create(
         evaluation=evaluation,
         set=shape["set"],
         index=shape["index"],
         params=shape["params"],
-        correct=shape.get("correct"),
-        median_us=shape.get("median_us", 12.5),
-        peak_fraction=shape.get("peak_fraction", 0.4),
+        **({"median_us": 12.5, "peak_fraction": 0.4} | measures),
     )

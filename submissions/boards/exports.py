@@ -8,7 +8,7 @@ appear in any of them, so nothing held out can leak through an export.
 
 import csv
 import io
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from datetime import date, datetime
 
 import numpy as np
@@ -85,25 +85,23 @@ def problem_runs(*, problem: Problem, hardware: HardwareTarget) -> ProblemRuns:
     runs = records.runs.take(np.flatnonzero(records.runs.problem == column))
     runs = runs.take(np.argsort(-runs.score, kind="stable"))
     ranks = stats.competition_ranks(scores=runs.score.tolist())
+    configs = [asdict(config) for config in records.configs]
     return ProblemRuns(
         hardware=_hardware(hardware),
         problem=ProblemRef(slug=problem.slug, title=problem.title, category=problem.category),
         computed_at=computed_at,
         runs=[
-            _problem_run(records=records, runs=runs, n=n, rank=rank) for n, rank in enumerate(ranks)
+            _problem_run(configs=configs, runs=runs, n=n, rank=rank) for n, rank in enumerate(ranks)
         ],
     )
 
 
-def _problem_run(
-    *, records: snapshot.Records, runs: snapshot.RunTable, n: int, rank: int
-) -> ProblemRun:
-    config = records.configs[runs.config[n]]
+def _problem_run(*, configs: list[dict], runs: snapshot.RunTable, n: int, rank: int) -> ProblemRun:
     hidden = float(runs.hidden_score[n])
     return ProblemRun(
         rank=rank,
         run_uuid=str(runs.uuid[n]),
-        **asdict(config),
+        **configs[runs.config[n]],
         score=float(runs.score[n]),
         hidden_score=None if np.isnan(hidden) else hidden,
         verdict=str(runs.verdict[n]),
@@ -140,16 +138,15 @@ def matrix_export(matrix: Matrix) -> MatrixExport:
     )
 
 
-def as_json(export) -> dict:
-    """Plain data for a JSON encoder; dates and times as ISO 8601 text."""
-    return _plain(asdict(export))
-
-
-def _plain(value):
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+def as_json(value):
+    """Plain data for a JSON encoder, dates and times as ISO 8601 text; unlike ``asdict``
+    this copies nothing, which is most of the time of a problem's thousand runs."""
+    if isinstance(value, str | int | float | None):
+        return value
+    if is_dataclass(value):
+        return {field.name: as_json(getattr(value, field.name)) for field in fields(value)}
     if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
+        return [as_json(item) for item in value]
     return value.isoformat() if isinstance(value, date | datetime) else value
 
 

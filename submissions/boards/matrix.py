@@ -15,7 +15,7 @@ import numpy as np
 
 from submissions.boards import snapshot, stats
 from submissions.boards.board import NO_FILTERS, BoardFilters, filter_records
-from submissions.boards.snapshot import ConfigRef, ProblemRef, Records
+from submissions.boards.snapshot import ProblemRef, Records
 from submissions.models import HardwareTarget
 
 STATS = ("best", "median")
@@ -104,14 +104,11 @@ class _Runs:
 def _rows(*, records: Records, stat: str) -> list[MatrixRow]:
     runs = _Runs(records)
     present = np.unique(records.runs.config).tolist()
-    rows = [
-        _row(records.configs[config], runs=runs, config=config, records=records, stat=stat)
-        for config in present
-    ]
+    rows = [_row(records=records, runs=runs, config=n, stat=stat) for n in present]
     return sorted(rows, key=lambda row: (-row.score, row.config_key))
 
 
-def _row(ref: ConfigRef, *, runs: _Runs, config: int, records: Records, stat: str) -> MatrixRow:
+def _row(*, records: Records, runs: _Runs, config: int, stat: str) -> MatrixRow:
     mine = records.runs.config == config
     score = stats.config_score(
         problems=records.runs.problem[mine],
@@ -122,18 +119,14 @@ def _row(ref: ConfigRef, *, runs: _Runs, config: int, records: Records, stat: st
         _cell(runs.groups.get((config, problem), []), runs=runs, stat=stat)
         for problem in range(len(records.problems))
     ]
-    return MatrixRow(**asdict(ref), score=score, cells=cells)
+    return MatrixRow(**asdict(records.configs[config]), score=score, cells=cells)
 
 
 def _cell(members: list[int], *, runs: _Runs, stat: str) -> Cell:
     if not members:
         return Cell(score=None, share=None, failure=NOT_RUN, run_uuid=None, runs=0)
-    if stat == "best":
-        chosen = max(members, key=lambda n: (runs.score[n], *runs.place(n)))
-        score = runs.score[chosen]
-    else:
-        score = median(runs.score[n] for n in members)
-        chosen = min(members, key=lambda n: (abs(runs.score[n] - score), *_negated(runs, n)))
+    pick = _best if stat == "best" else _nearest_median
+    score, chosen = pick(members, runs=runs)
     correct = any(runs.ok[n] for n in members)
     return Cell(
         score=score,
@@ -144,9 +137,19 @@ def _cell(members: list[int], *, runs: _Runs, stat: str) -> Cell:
     )
 
 
-def _negated(runs: _Runs, n: int) -> tuple:
-    ok, progress = runs.place(n)
-    return not ok, -progress
+def _best(members: list[int], *, runs: _Runs) -> tuple[float, int]:
+    chosen = max(members, key=lambda n: (runs.score[n], *runs.place(n)))
+    return runs.score[chosen], chosen
+
+
+def _nearest_median(members: list[int], *, runs: _Runs) -> tuple[float, int]:
+    middle = median(runs.score[n] for n in members)
+
+    def distance(n: int) -> tuple:
+        ok, progress = runs.place(n)
+        return abs(runs.score[n] - middle), not ok, -progress
+
+    return middle, min(members, key=distance)
 
 
 def _with_shares(rows: list[MatrixRow]) -> list[MatrixRow]:

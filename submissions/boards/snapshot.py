@@ -9,6 +9,7 @@ A run counts when it is published, on ranked hardware, on an active problem, and
 evaluation. Its score is that evaluation's score, 0 when null or when the verdict is a failure.
 """
 
+import math
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -148,14 +149,12 @@ class RunTable:
 
 
 def _array(values: list, dtype) -> np.ndarray:
-    if dtype is str:
-        return np.array(values, dtype=str) if values else np.array([], dtype=str)
     return np.array(values, dtype=dtype)  # None becomes NaN in a float column
 
 
 def _plain(values: np.ndarray) -> list:
     if values.dtype.kind == "f":
-        return [None if np.isnan(value) else value for value in values.tolist()]
+        return [None if math.isnan(value) else value for value in values.tolist()]
     return values.tolist()
 
 

@@ -1,9 +1,9 @@
 """Board arithmetic: pure functions over numpy arrays, no Django.
 
-The rules are those of issue 10 (``/work/boards_interface.md``, "Arithmetic"): a configuration's
-score is the mean over the active problems of its mean run score per problem, a problem without
-a run counting 0; its interval resamples runs within each problem; ranks tie where intervals
-overlap. Missing figures are NaN in the arrays and None in the results.
+A configuration's score is the mean over the active problems of its mean run score per problem,
+a problem without a run counting 0; its 95% interval resamples runs within each problem with a
+fixed seed, so a page shows the same interval on every load; ranks tie where intervals overlap.
+Missing figures are NaN in the arrays and None in the results.
 """
 
 import zlib

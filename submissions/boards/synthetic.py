@@ -10,7 +10,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from itertools import islice
 from statistics import geometric_mean
@@ -30,7 +30,6 @@ from submissions.services.registry import seed_registry
 MARK = "synthetic"
 NOTE = "Synthetic demo data (manage.py demo_history): no agent wrote this run, no GPU graded it."
 BATCH = 1000
-HARDWARE = ("h100-sxm", "h200", "cpu")
 # The verdicts of failing runs, in turn: every kind, the common ones more often.
 FAILURE_CYCLE = (
     V.INCORRECT,
@@ -70,6 +69,14 @@ FAIL_GATE = {
     V.TIMEOUT: "performance",
     V.TIMING_REJECTED: "performance",
 }
+PASS_REASONS = {
+    "static": "no static rule hit",
+    "build": "imported, constructed and loaded the reference state_dict strictly",
+    "correct_visible": "every visible shape matches the reference for 3 seeds",
+    "correct_hidden": "every held-out case matches the reference for 3 seeds",
+    "performance": "every shape timed",
+    "score": "geomean of the visible peak fractions",
+}
 HIDDEN_CASES = ("edge", "edge", "scale-up", "scale-down", "alignment-stress", "alignment-stress")
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 # Below this many bytes a kernel is launch-bound and reaches a fraction of bandwidth only.
@@ -89,58 +96,33 @@ class Persona:
     output_tokens: int  # typical output tokens per run
     turns: int
     usd_per_mtok: tuple[float, float]  # input, output list prices
-    days: int = 120  # how far back its runs go
+    days: int  # how far back its runs go
+    targets: tuple[str, ...]
     volume: float = 1.0  # runs per cell, relative to the others
-    targets: tuple[str, ...] = ("h100-sxm", "h200")
     problems: int = 99  # attempts the first N problems of the deck only
 
 
+GPUS = ("h100-sxm", "h200")
+ALL = (*GPUS, "cpu")
+# A dozen configurations: one with a single run per cell, one that skipped a problem, one that
+# ran on one GPU only; the CPU target has a few, as the real demo does.
 PERSONAS = (
+    Persona("claude-opus-4-5", "claude-code", "high", 0.80, 0.82, 62_000, 46, (5, 25), 45, ALL),
+    Persona("claude-opus-4-5", "opencode", "", 0.74, 0.74, 54_000, 41, (5, 25), 40, GPUS),
     Persona(
-        "claude-opus-4-5",
-        "claude-code",
-        "high",
-        0.80,
-        0.82,
-        62_000,
-        46,
-        (5, 25),
-        days=45,
-        targets=HARDWARE,
+        "claude-opus-4-1", "claude-code", "", 0.71, 0.72, 48_000, 38, (15, 75), 120, GPUS, 0.25
     ),
-    Persona("claude-opus-4-5", "opencode", "", 0.74, 0.74, 54_000, 41, (5, 25), days=40),
-    Persona("claude-opus-4-1", "claude-code", "", 0.71, 0.72, 48_000, 38, (15, 75), volume=0.25),
+    Persona("claude-sonnet-4-5", "claude-code", "", 0.69, 0.72, 41_000, 43, (3, 15), 90, ALL),
     Persona(
-        "claude-sonnet-4-5",
-        "claude-code",
-        "",
-        0.69,
-        0.72,
-        41_000,
-        43,
-        (3, 15),
-        days=90,
-        targets=HARDWARE,
+        "claude-sonnet-4-5", "claude-code-print", "", 0.64, 0.66, 30_000, 31, (3, 15), 90, GPUS
     ),
-    Persona("claude-sonnet-4-5", "claude-code-print", "", 0.64, 0.66, 30_000, 31, (3, 15), days=90),
-    Persona("claude-sonnet-4-5", "cursor-agent", "", 0.60, 0.63, 27_000, 27, (3, 15), days=80),
-    Persona("gpt-5", "codex-cli", "high", 0.76, 0.77, 71_000, 36, (1.25, 10), targets=HARDWARE),
-    Persona("gpt-5", "codex-cli", "medium", 0.67, 0.70, 39_000, 26, (1.25, 10)),
-    Persona(
-        "gpt-5-codex",
-        "codex-cli",
-        "high",
-        0.78,
-        0.79,
-        56_000,
-        34,
-        (1.25, 10),
-        days=70,
-        targets=HARDWARE,
-    ),
-    Persona("gpt-5", "cursor-agent", "", 0.61, 0.64, 31_000, 25, (1.25, 10), problems=2),
-    Persona("gemini-2-5-pro", "gemini-cli", "", 0.55, 0.56, 36_000, 30, (1.25, 10)),
-    Persona("kimi-k2", "kimi-cli", "", 0.50, 0.50, 26_000, 37, (0.6, 2.5), targets=("h100-sxm",)),
+    Persona("claude-sonnet-4-5", "cursor-agent", "", 0.60, 0.63, 27_000, 27, (3, 15), 80, GPUS),
+    Persona("gpt-5", "codex-cli", "high", 0.76, 0.77, 71_000, 36, (1.25, 10), 120, ALL),
+    Persona("gpt-5", "codex-cli", "medium", 0.67, 0.70, 39_000, 26, (1.25, 10), 120, GPUS),
+    Persona("gpt-5-codex", "codex-cli", "high", 0.78, 0.79, 56_000, 34, (1.25, 10), 70, ALL),
+    Persona("gpt-5", "cursor-agent", "", 0.61, 0.64, 31_000, 25, (1.25, 10), 100, GPUS, problems=2),
+    Persona("gemini-2-5-pro", "gemini-cli", "", 0.55, 0.56, 36_000, 30, (1.25, 10), 120, GPUS),
+    Persona("kimi-k2", "kimi-cli", "", 0.50, 0.50, 26_000, 37, (0.6, 2.5), 120, GPUS[:1]),
 )
 
 
@@ -190,7 +172,7 @@ def write_history(*, runs_per_cell: int = 4, seed: int = 10) -> SyntheticReport:
     )
 
 
-def _cell_runs(cell: "Cell", runs_per_cell: int) -> int:
+def _cell_runs(cell: Cell, runs_per_cell: int) -> int:
     """The CPU target gets one run per cell: it is there to show unranked figures."""
     if cell.device == "cpu":
         return 1
@@ -431,7 +413,7 @@ def _grading(cell, verdict, quality, rng, *, at: datetime, regrade: bool = False
         worker_host=f"{MARK}-{cell.hardware.slug}",
         attempts=3 if gave_up else 1,
     )
-    return evaluation, EvaluationResult(**{**result.__dict__, "shapes": []}) if gave_up else result
+    return evaluation, replace(result, shapes=[]) if gave_up else result
 
 
 def _gave_up_reason(cell: Cell) -> str:
@@ -461,20 +443,18 @@ def _result(cell: Cell, verdict: str, quality: float, rng: random.Random) -> Eva
 
 
 def _gates(verdict: str, reason: str, details: dict) -> list[GateResult]:
-    failing = FAIL_GATE[verdict]
-    if verdict == V.MISSING_SOLUTION:
-        failing = "static"
-    gates, status = [], "pass"
+    """Gates pass up to the failing one; those after it are skipped (all of them when there
+    was no solution to check)."""
+    gates: list[GateResult] = []
     for name in GATE_NAMES:
-        gate = GateResult(name=name, status=status, reason="passed" if status == "pass" else "")
-        if name == failing:
-            gate.status, gate.verdict, gate.details = "fail", verdict, details
-            gate.reason = reason.split(": ", 1)[-1]
-            gate.status = "skip" if verdict == V.MISSING_SOLUTION else "fail"
-            status = "skip"
-        if gate.status == "skip":
-            gate.reason = "an earlier gate failed"
-        gates.append(gate)
+        if verdict == V.MISSING_SOLUTION or (gates and gates[-1].status != "pass"):
+            gates.append(GateResult(name, "skip", reason="an earlier gate failed"))
+        elif name == FAIL_GATE[verdict]:
+            # the result's reason is "gate: reason", the gate's own the part after the name
+            gate_reason = reason.split(": ", 1)[-1]
+            gates.append(GateResult(name, "fail", verdict, gate_reason, details=details))
+        else:
+            gates.append(GateResult(name, "pass", reason=PASS_REASONS[name]))
     return gates
 
 

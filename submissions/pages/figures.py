@@ -216,7 +216,12 @@ def outcomes(rows) -> dict:
         layout=layout(
             height=max(160, 28 * len(rows) + 90),
             barmode="stack",
-            xaxis={"title": {"text": "runs"}},
+            legend={"traceorder": "normal"},
+            # whole runs: no fractional ticks when a configuration has few
+            xaxis={
+                "title": {"text": "runs"},
+                "dtick": 1 if max(r.runs for r in rows) <= 10 else None,
+            },
             yaxis={"autorange": "reversed"},
             margin={"l": 16},
         )
