@@ -438,7 +438,7 @@ def _result(cell: Cell, verdict: str, quality: float, rng: random.Random) -> Eva
         engine_version=MARK,
         cost={"total_s": round(rng.uniform(40, 400), 1)},
     )
-    _finish(result, cell)
+    _finish(result)
     return result
 
 
@@ -458,18 +458,19 @@ def _gates(verdict: str, reason: str, details: dict) -> list[GateResult]:
     return gates
 
 
-def _finish(result: EvaluationResult, cell: Cell) -> None:
+def _finish(result: EvaluationResult) -> None:
     """Flags and scores as the engine derives them from the gates."""
     passed = {gate.name for gate in result.gates if gate.status == "pass"}
     result.correct_visible = "correct_visible" in passed
     result.correct_hidden = "correct_hidden" in passed
     if result.verdict != V.OK:
         result.score, result.hidden_score = 0.0, 0.0
-    elif cell.device == "cuda":
+    elif result.device == "cuda":
         result.score = _geomean(s.peak_fraction for s in result.shapes if s.set == "visible")
         result.hidden_score = _geomean(s.peak_fraction for s in result.shapes if s.set == "hidden")
     else:
         result.score = result.hidden_score = None
+        result.gate("score").reason = "no roofline on this device: score is null"
 
 
 def _geomean(values) -> float | None:
