@@ -6,7 +6,8 @@ computed on first read. Pages read it in one query and filtered boards are recom
 records, so no request runs the bootstrap over the database.
 
 A run counts when it is published, on ranked hardware, on an active problem, and has a headline
-evaluation. Its score is that evaluation's score, 0 when null or when the verdict is a failure.
+evaluation. Its score is that evaluation's score, 0 when null or when the verdict is a failure of
+the candidate's; a grader failure (infra) scores for no one until a maintainer re-grades the run.
 """
 
 import math
@@ -31,7 +32,7 @@ from submissions.models import (
     ShapeResult,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: grader failures left out of the rows
 Verdict = Evaluation.Verdict
 
 # The matrix's failure chips. A run whose timing was rejected produced no time the board can
@@ -181,9 +182,11 @@ class Records:
 
 
 def board_rows(*, records: Records) -> list[BoardRow]:
-    """One row per configuration with a run, ordered by rank, then score."""
-    present = np.unique(records.runs.config).tolist()
-    summaries = [_summary(records=records, config=n) for n in present]
+    """One row per configuration with a graded run, ordered by rank, then score. A run the
+    grader itself failed on counts for no one (the matrix still marks it) until re-graded."""
+    graded = records.runs.failure != "infra"
+    present = np.unique(records.runs.config[graded]).tolist()
+    summaries = [_summary(records=records, config=n, graded=graded) for n in present]
     ranks = stats.tie_ranks(
         lows=[s.ci_low for s in summaries], highs=[s.ci_high for s in summaries]
     )
@@ -194,9 +197,9 @@ def board_rows(*, records: Records) -> list[BoardRow]:
     return sorted(rows, key=lambda row: (row.rank, -row.score, row.config_key))
 
 
-def _summary(*, records: Records, config: int) -> stats.Summary:
+def _summary(*, records: Records, config: int, graded: np.ndarray) -> stats.Summary:
     return stats.summarize(
-        runs=records.runs.arrays(records.runs.config == config),
+        runs=records.runs.arrays((records.runs.config == config) & graded),
         problem_count=len(records.problems),
         seed=stats.config_seed(records.configs[config].config_key),
     )

@@ -208,3 +208,13 @@ def test_a_board_takes_one_query_at_any_data_size(arena, grade, django_assert_nu
     with django_assert_num_queries(1):
         result = board(hardware=arena.h100, filters=filters, sort="score")
     assert sum(row.runs for row in result.rows) == 9
+
+
+def test_a_grader_failure_counts_against_no_configuration(arena, grade):
+    grade(score=0.8)
+    grade(verdict="infra_error", score=None)
+    grade(model="claude", verdict="infra_error", score=None)
+    snapshot.refresh_board(hardware_id=arena.h100.pk)
+    (row,) = board(hardware=arena.h100, filters=BoardFilters()).rows
+    assert (row.model_slug, row.runs) == ("gpt-5", 1)
+    assert row.score == pytest.approx(0.8 / 2)  # two active problems

@@ -183,3 +183,15 @@ def test_the_roofline_plots_the_best_runs_only(deck, monkeypatch):
     runs = sorted(point.tflops for point in roofline.points if point.kind == "run")
     assert runs == [0.5, 0.9]
     assert [point.tflops for point in roofline.points if point.kind == "eager"] == [0.7]
+
+
+@pytest.mark.parametrize("runs", [1, 12])
+def test_run_rank_takes_one_query_whatever_the_number_of_runs(
+    deck, runs, django_assert_num_queries
+):
+    ranked = [graded(deck, score=n / runs) for n in range(runs)]
+
+    with django_assert_num_queries(1):
+        rank = run_rank(run=ranked[0])
+
+    assert rank == (runs, runs)

@@ -5,11 +5,13 @@ import json
 import re
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.core.files.base import ContentFile
 from django.urls import reverse
 
 from submissions.boards.synthetic import write_history
 from submissions.models import Run, Solution
+from submissions.pages.staticfiles import PACKAGE_DATA, PlotlyFinder
 from tests.factories import make_evaluation, make_result
 from tests.pages.conftest import synthetic_run
 from tests.submissions.test_transcript_pages import parsed_run
@@ -209,3 +211,18 @@ def test_a_second_history_replaces_the_first_on_every_page(client, deck):
     first = page(client, "/boards/h100-sxm/matrix/")
     write_history(runs_per_cell=2, seed=6)
     assert page(client, "/boards/h100-sxm/matrix/") != first
+
+
+def test_the_plotly_finder_serves_the_package_copy_of_plotly_js():
+    finder = PlotlyFinder()
+    assert finder.check() == []
+    assert finder.find("vendor/plotly.min.js") == str(PACKAGE_DATA / "plotly.min.js")
+    assert finder.find("vendor/widgetbundle.js") is None
+    assert [(path, storage.prefix) for path, storage in finder.list(None)] == [
+        ("plotly.min.js", "vendor")
+    ]
+
+
+def test_plotly_js_is_a_static_file_of_the_site():
+    """settings.STATICFILES_FINDERS lists submissions.pages.staticfiles.PlotlyFinder."""
+    assert finders.find("vendor/plotly.min.js") == str(PACKAGE_DATA / "plotly.min.js")
