@@ -101,6 +101,11 @@ USE_I18N = True
 USE_TZ = True
 
 # Static and uploaded files. Uploads are untrusted and never served as media.
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "submissions.pages.staticfiles.PlotlyFinder",  # vendor/plotly.min.js from the plotly package
+]
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every request without it

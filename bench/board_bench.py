@@ -6,7 +6,7 @@
 
 Runs with production settings (DEBUG off, static files collected into a temporary folder).
 Migrates the database, mirrors the problem deck and, unless it already holds that many synthetic
-runs, writes them with ``manage.py bench_data`` and has PostgreSQL ANALYZE them. Then requests
+runs, writes them with ``manage.py bench_data``; PostgreSQL then ANALYZEs the tables. Requests
 each page through Django's test client (the whole server side: URL routing, middleware,
 selectors, templates; no network): one warm-up request, one that counts queries, then the timed
 ones. The board snapshot is recomputed once first, as the platform does after each grading, and
@@ -80,8 +80,8 @@ def _prepare(runs: int, hardware: str) -> None:
     call_command("sync_problems", verbosity=0)
     if synthetic_runs().count() != runs:
         call_command("bench_data", runs=runs)
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")  # as autovacuum would, before the planner meets the data
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")  # as autovacuum would after a bulk load
     started = time.perf_counter()
     refresh_board(hardware_id=HardwareTarget.objects.get(slug=hardware).pk)
     took = time.perf_counter() - started

@@ -60,13 +60,14 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def read_baselines(path: Path) -> dict[str, Any]:
-    """Accept a mapping baseline_key -> {eager, compile} or an earlier EvaluationResult."""
+    """A mapping baseline_key -> {eager, compile[, library]}, or an earlier EvaluationResult."""
     data = json.loads(path.read_text())
     if isinstance(data, dict) and "shapes" in data:
         return {
             shape["baseline_key"]: {
                 "eager": shape["baseline_eager"],
                 "compile": shape["baseline_compile"],
+                **({"library": shape["baseline_library"]} if shape.get("baseline_library") else {}),
             }
             for shape in data["shapes"]
             if shape.get("baseline_eager")

@@ -158,5 +158,7 @@ def peak_fraction(
         return None
     if regime == "memory":
         return nbytes / seconds / (hw.bandwidth_gbps * 1e9)
+    if regime == "roofline":
+        return speed_of_light_s(hw, flops=flops, nbytes=nbytes, dtype=dtype) / seconds
     peak = hw.peak_for(dtype)
     return None if not peak else flops / seconds / (peak * 1e12)

@@ -106,6 +106,10 @@ class Oracle:
 
     def baseline(self, request: dict[str, Any]) -> dict[str, Any]:
         model, _ = self._reference_model(request["shape"], request["device"])
+        if request.get("library"):
+            if not hasattr(self.reference, "Library"):
+                return {"event_ms": [], "seconds": 0.0}  # no library line for this problem
+            model = self._library_model(model, request["shape"], request["device"])
         if request["compile"]:
             torch._dynamo.reset()  # a static graph per shape, not one that went dynamic
             model = torch.compile(model, dynamic=False)
@@ -121,6 +125,15 @@ class Oracle:
             settings=settings,
         )
         return {**samples.to_reply(), "seconds": time.perf_counter() - started}
+
+
+    def _library_model(self, model: torch.nn.Module, shape: dict[str, Any], device: str):
+        """reference.Library built like Model, holding the same (perturbed) parameters."""
+        torch.manual_seed(shape["seeds"][0])
+        with torch.device(device):
+            library = self.reference.Library(*self.reference.get_init_inputs())
+        library.load_state_dict(model.state_dict(), strict=True)
+        return library.to(device).eval()
 
 
 def _import_reference(path: Path):

@@ -11,7 +11,7 @@ import statistics
 import time
 from typing import Any
 
-from runners import environment, scoring
+from runners import environment, hardware, scoring
 from runners.gates import GateFailure, Grading
 from runners.plan import ShapePlan
 from runners.schema import GateResult, TimingStats, Verdict
@@ -33,7 +33,9 @@ TIMING_ROUNDS = {"cuda": 3, "cpu": 1}
 ONE_ROUND_US = 200.0
 # torch.compile on CPU needs a C++ toolchain and seconds per shape; the CPU target is never
 # ranked, so its speedup is over eager only.
-BASELINES = {"cuda": ("eager", "compile"), "cpu": ("eager",)}
+# "library" times reference.py's optional Library module (cuBLAS, SDPA, torch.topk...): the
+# best library implementation, a reference line next to eager and compile.
+BASELINES = {"cuda": ("eager", "compile", "library"), "cpu": ("eager",)}
 CPU_SETTINGS = Settings(warmup=1, min_samples=3, max_samples=20, cap_s=0.5)
 
 
@@ -136,11 +138,32 @@ class Performance:
             result.score = result.hidden_score = None
             gate.reason = "no roofline for this GPU: score is null"
             return
+        scored = self._scored_held_out()
         result.score = self._geomean(self.front)
-        result.hidden_score = self._geomean(self.held_out)
+        result.hidden_score = self._geomean(scored)
         gate.reason = f"geomean of {len(self.front)} {self.front[0].set} peak fractions"
+        if self.held_out:
+            gate.reason += f"; held-out: {len(scored)} of {len(self.held_out)} in the same regime"
         if self.device == "cpu":
             gate.reason += " against the declared CPU roofline (not comparable, never ranked)"
+
+    def _scored_held_out(self) -> list[ShapePlan]:
+        """Held-out shapes sized like the visible ones; the rest count for correctness only."""
+        visible = [self._floor_s(plan) for plan in self.front]
+        for plan in self.front:
+            self.shapes[plan.id].scored = True
+        scored = []
+        for plan in self.held_out:
+            in_regime = scoring.in_visible_regime(self._floor_s(plan), visible)
+            self.shapes[plan.id].scored = in_regime
+            scored += [plan] if in_regime else []
+        return scored
+
+    def _floor_s(self, plan: ShapePlan) -> float:
+        work = self._work(plan)
+        return hardware.speed_of_light_s(
+            self.hardware, flops=work["flops"], nbytes=work["nbytes"], dtype=work["dtype"]
+        )
 
     def _geomean(self, plans: list[ShapePlan]) -> float | None:
         return scoring.geomean([self.shapes[plan.id].peak_fraction for plan in plans])
@@ -150,26 +173,27 @@ class Performance:
         # CPU timings belong to the machine and its load: the reference is timed in this grading.
         cached = self.grading.cached.get(shape.baseline_key) if self.device == "cuda" else None
         if cached:
-            shape.baseline_eager = TimingStats.from_dict(cached.get("eager"))
-            shape.baseline_compile = TimingStats.from_dict(cached.get("compile"))
+            for kind in BASELINES["cuda"]:
+                setattr(shape, f"baseline_{kind}", TimingStats.from_dict(cached.get(kind)))
             shape.baseline_cached = True
             return None
         for kind in BASELINES[self.device]:
             try:
-                stats = self._time_reference(plan, compiled=kind == "compile")
+                stats = self._time_reference(plan, kind)
             except GateFailure as failure:
                 return f"{plan.label} {kind}: {failure.reason}"
             setattr(shape, f"baseline_{kind}", stats)
         return None
 
-    def _time_reference(self, plan: ShapePlan, *, compiled: bool) -> TimingStats:
+    def _time_reference(self, plan: ShapePlan, kind: str) -> TimingStats | None:
         message = {
             "op": "baseline",
             "shape": plan.message(),
             "device": self.device,
-            "compile": compiled,
+            "compile": kind == "compile",
+            "library": kind == "library",
             "settings": self._settings().__dict__,
             "inputs": str(self.grading.folder.in_dir / f"inputs_{plan.id}.pt"),
         }
         reply = self.grading.ask_reference(message, BASELINE_TIMEOUT_S)
-        return scoring.summarize([reply["event_ms"]])
+        return scoring.summarize([reply["event_ms"]]) if reply.get("event_ms") else None

@@ -37,8 +37,8 @@ class ShapePlan:
     def label(self) -> str:
         """How messages name the shape; held-out parameters never appear in text."""
         if self.set == "hidden":
-            return f"held-out case {self.index}"
-        return f"{self.set} shape {self.index} {self.params}"
+            return f"held-out case {self.index + 1}"  # counted from 1, as every page does
+        return f"{self.set} shape {self.index + 1} {self.params}"
 
     def message(self) -> dict[str, Any]:
         return {"id": self.id, "params": self.params, "seeds": self.seeds, "dists": self.dists}

@@ -19,9 +19,18 @@ import yaml
 from runners.shape_expr import ExprError, evaluate_expr, expr_names
 
 CATEGORIES = ("pytorch-to-kernel", "triton-to-triton", "cuda-to-cuda")
-REGIMES = ("compute", "memory")
+# roofline: the peak fraction is the speed-of-light time over the measured one, for problems whose
+# shapes span both bounds (decode- and prefill-sized GEMMs, say).
+REGIMES = ("compute", "memory", "roofline")
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
-HIDDEN_CASES = ("edge", "scale-up", "scale-down", "alignment-stress")
+HIDDEN_CASES = (
+    "edge",
+    "scale-up",
+    "scale-down",
+    "alignment-stress",
+    "asymmetric",
+    "production",
+)
 DEFAULT_DISTRIBUTIONS = ("normal", "large", "offset")
 STARTER_CATEGORIES = ("triton-to-triton", "cuda-to-cuda")
 SHAPES_PLACEHOLDER = "{{visible_shapes}}"

@@ -110,9 +110,15 @@ class ShapeResult:
     peak_fraction: float | None = None
     baseline_eager: TimingStats | None = None
     baseline_compile: TimingStats | None = None
+    # The problem's best library implementation (reference.py's Library), where it has one.
+    baseline_library: TimingStats | None = None
     baseline_cached: bool = False
     speedup_eager: float | None = None
     speedup_compile: float | None = None
+    speedup_library: float | None = None
+    # Whether peak_fraction counts toward the run's score (visible) or hidden_score (held-out):
+    # held-out shapes far below the visible ones' size (launch-bound) count for correctness only.
+    scored: bool | None = None
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,7 +127,7 @@ class ShapeResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ShapeResult:
         values = _known_fields(cls, data)
-        for name in ("time", "baseline_eager", "baseline_compile"):
+        for name in ("time", "baseline_eager", "baseline_compile", "baseline_library"):
             values[name] = TimingStats.from_dict(values.get(name))
         return cls(**values)
 

@@ -17,6 +17,10 @@ ESCAPE_RATIO = 1.5
 # Kernels can beat bytes/bandwidth a little when their output writes are still in L2 at the
 # end event; anything faster than this share of the speed of light is impossible.
 SOL_MARGIN = 0.8
+# A held-out shape counts toward hidden_score when its speed-of-light time is at least this share
+# of the smallest visible shape's: smaller ones are launch-bound on any GPU, so their peak
+# fraction measures launch latency rather than the kernel, and only their correctness counts.
+REGIME_SHARE = 1 / 8
 
 
 def summarize(rounds_ms: Sequence[Sequence[float]]) -> TimingStats:
@@ -108,10 +112,16 @@ def score_shape(
 
 def _speedups(shape: ShapeResult) -> None:
     median = shape.time.median_us
-    if shape.baseline_eager:
-        shape.speedup_eager = shape.baseline_eager.median_us / median
-    if shape.baseline_compile:
-        shape.speedup_compile = shape.baseline_compile.median_us / median
+    for kind in ("eager", "compile", "library"):
+        baseline = getattr(shape, f"baseline_{kind}")
+        if baseline:
+            setattr(shape, f"speedup_{kind}", baseline.median_us / median)
+
+
+def in_visible_regime(floor_s: float, visible_floors_s: Sequence[float]) -> bool:
+    """Whether a held-out shape with speed-of-light time `floor_s` is sized like the visible
+    shapes (see REGIME_SHARE)."""
+    return bool(visible_floors_s) and floor_s >= REGIME_SHARE * min(visible_floors_s)
 
 
 def geomean(values: Sequence[float | None]) -> float | None:

@@ -4,6 +4,7 @@ Hidden shapes are redacted here, in one place: public readers get "held-out case
 outcome and timings, never the parameters.
 """
 
+import json
 import statistics
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field, make_dataclass
@@ -114,12 +115,16 @@ def public_gates(evaluation: Evaluation) -> list[PublicGate]:
     if not evaluation.result:
         return []
     result = EvaluationResult.from_dict(evaluation.result)
-    hidden = [s.params for s in result.shapes if s.set == ShapeResult.Set.HIDDEN]
+    hidden = {
+        _params_key(s.params): shape_label(s.set, s.index)
+        for s in result.shapes
+        if s.set == ShapeResult.Set.HIDDEN
+    }
     return [_public_gate(gate, hidden) for gate in result.gates]
 
 
-def _public_gate(gate: GateResult, hidden_params: list[dict]) -> PublicGate:
-    details = {} if gate.name in HIDDEN_GATE_NAMES else _scrub(gate.details, hidden_params)
+def _public_gate(gate: GateResult, hidden: dict[str, str]) -> PublicGate:
+    details = {} if gate.name in HIDDEN_GATE_NAMES else _scrub(gate.details, hidden)
     return PublicGate(
         name=gate.name,
         status=gate.status,
@@ -130,14 +135,20 @@ def _public_gate(gate: GateResult, hidden_params: list[dict]) -> PublicGate:
     )
 
 
-def _scrub(value: Any, hidden_params: list[dict]) -> Any:
+def _scrub(value: Any, hidden: dict[str, str]) -> Any:
+    """Gate details with each held-out shape's parameters replaced by its label."""
     if isinstance(value, dict):
-        if value in hidden_params:
-            return f"held-out case {hidden_params.index(value) + 1}"
-        return {k: _scrub(v, hidden_params) for k, v in value.items() if k != "hidden"}
+        key = _params_key(value)
+        if key in hidden:
+            return hidden[key]
+        return {k: _scrub(v, hidden) for k, v in value.items() if k != "hidden"}
     if isinstance(value, list):
-        return [_scrub(item, hidden_params) for item in value]
+        return [_scrub(item, hidden) for item in value]
     return value
+
+
+def _params_key(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, default=str)
 
 
 GRADER_FAILURE_REASON = "The grader itself failed; maintainers see the details in the admin."

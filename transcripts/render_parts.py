@@ -126,7 +126,7 @@ def _shapes_table(shapes: list) -> str:
 def _shape_row(shape: dict) -> str:
     # Held-out parameters never reach a page, whatever the caller passed.
     if shape.get("set") == "hidden":
-        label = f"held-out case {shape.get('index')}"
+        label = shape.get("label") or f"held-out case {(shape.get('index') or 0) + 1}"
     else:
         label = json.dumps(shape.get("params"), sort_keys=True)
     median = (shape.get("time") or {}).get("median_us")

@@ -5,9 +5,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
+from django.db.models import Avg, Case, Count, F, FloatField, Q, Value, When, Window
+from django.db.models.functions import Coalesce, RowNumber
 
-from submissions.boards import stats
 from submissions.models import Evaluation, Harness, LanguageModel, Problem, Run
 
 # The columns a configuration is read from, on any query over runs.
@@ -109,34 +109,74 @@ class ConfigResult:
 def config_results(
     *, model: LanguageModel | None = None, harness: Harness | None = None
 ) -> list[ConfigResult]:
-    """Every configuration of the model (or harness, or both), on every hardware it ran on,
-    over the active problems; two queries whatever the data size."""
+    """Every configuration of the model (or harness, or both; or all of them), on every
+    hardware it ran on, over the active problems. Three queries whatever the data size: the
+    problems, then per configuration, target and problem the database's run totals and best run.
+    """
     problems = list(Problem.objects.filter(is_active=True).values("pk", "slug", "title"))
-    rows = _result_rows(model=model, harness=harness)
-    grouped: dict[str, dict[int, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        grouped[config_fields(row)["config_key"]][row["hardware_id"]].append(row)
+    runs = _runs(model=model, harness=harness)
+    bests = {_cell(row): row for row in _best_runs(runs)}
+    grouped: dict[str, dict[int, dict[int, dict]]] = defaultdict(lambda: defaultdict(dict))
+    for row in _cell_totals(runs):
+        cells = grouped[config_fields(row)["config_key"]][row["hardware_id"]]
+        cells[row["problem_id"]] = row | {"best": bests[_cell(row)]}
     results = [_config_result(by_hardware, problems) for by_hardware in grouped.values()]
     return sorted(results, key=lambda result: result.config_label)
 
 
-def _result_rows(*, model: LanguageModel | None, harness: Harness | None) -> list[dict]:
-    runs = counted_runs().filter(problem__is_active=True)
+# A run's score on boards (see run_score), in SQL.
+SCORE = Case(
+    When(
+        headline_evaluation__verdict=Evaluation.Verdict.OK,
+        then=Coalesce("headline_evaluation__score", Value(0.0)),
+    ),
+    default=Value(0.0),
+    output_field=FloatField(),
+)
+# One configuration on one problem and hardware target.
+CELL = (*CONFIG_VALUES, "hardware_id", "problem_id")
+
+
+def _cell(row: dict) -> tuple:
+    return tuple(row[name] for name in CELL)
+
+
+def _runs(*, model: LanguageModel | None, harness: Harness | None):
+    runs = counted_runs().filter(problem__is_active=True).order_by()
     if model is not None:
         runs = runs.filter(language_model=model)
     if harness is not None:
         runs = runs.filter(harness=harness)
-    hardware = ("hardware_id", "hardware__slug", "hardware__name", "hardware__is_ranked")
+    return runs
+
+
+def _cell_totals(runs) -> list[dict]:
+    hardware = ("hardware__slug", "hardware__name", "hardware__is_ranked")
     return list(
-        runs.order_by("created_at", "pk").values(
-            "uuid", "problem_id", *hardware, *CONFIG_VALUES, *OUTCOME_VALUES
+        runs.values(*CELL, *hardware).annotate(
+            runs=Count("pk"),
+            mean=Avg(SCORE),
+            visible=Count("pk", filter=Q(headline_evaluation__correct_visible=True)),
+            hidden=Count("pk", filter=Q(headline_evaluation__correct_hidden=True)),
         )
     )
 
 
-def _config_result(by_hardware: dict[int, list[dict]], problems: list[dict]) -> ConfigResult:
-    first = next(iter(by_hardware.values()))[0]
-    per_hardware = [_hardware_result(rows, problems) for rows in by_hardware.values()]
+def _best_runs(runs) -> list[dict]:
+    """Each cell's best run; of equal scores the earliest."""
+    cell = ("language_model_id", "harness_id", "effort", "hardware_id", "problem_id")
+    place = Window(
+        RowNumber(),
+        partition_by=[F(name) for name in cell],
+        order_by=[SCORE.desc(), F("created_at").asc(), F("pk").asc()],
+    )
+    best = runs.annotate(place=place, score=SCORE).filter(place=1)
+    return list(best.values(*CELL, "uuid", "score", "headline_evaluation__verdict"))
+
+
+def _config_result(by_hardware: dict[int, dict[int, dict]], problems: list[dict]) -> ConfigResult:
+    first = next(iter(next(iter(by_hardware.values())).values()))
+    per_hardware = [_hardware_result(cells, problems) for cells in by_hardware.values()]
     per_hardware.sort(key=lambda result: (not result.is_ranked, result.hardware_name))
     return ConfigResult(
         **config_fields(first),
@@ -145,45 +185,31 @@ def _config_result(by_hardware: dict[int, list[dict]], problems: list[dict]) -> 
     )
 
 
-def _hardware_result(rows: list[dict], problems: list[dict]) -> HardwareResult:
-    by_problem: dict[int, list[dict]] = defaultdict(list)
-    for row in rows:
-        by_problem[row["problem_id"]].append(row)
+def _hardware_result(cells: dict[int, dict], problems: list[dict]) -> HardwareResult:
+    first = next(iter(cells.values()))
+    runs = sum(cell["runs"] for cell in cells.values())
     return HardwareResult(
-        hardware_slug=rows[0]["hardware__slug"],
-        hardware_name=rows[0]["hardware__name"],
-        is_ranked=rows[0]["hardware__is_ranked"],
-        runs=len(rows),
-        score=_score(rows, problems),
-        attempted=len(by_problem),
+        hardware_slug=first["hardware__slug"],
+        hardware_name=first["hardware__name"],
+        is_ranked=first["hardware__is_ranked"],
+        runs=runs,
+        # the board's arithmetic: a problem without a run counts 0
+        score=sum(cell["mean"] for cell in cells.values()) / len(problems),
+        attempted=len(cells),
         problem_count=len(problems),
-        pass_visible=_share(rows, "headline_evaluation__correct_visible"),
-        pass_hidden=_share(rows, "headline_evaluation__correct_hidden"),
-        best=[_problem_best(problem, by_problem.get(problem["pk"], [])) for problem in problems],
+        pass_visible=sum(cell["visible"] for cell in cells.values()) / runs,
+        pass_hidden=sum(cell["hidden"] for cell in cells.values()) / runs,
+        best=[_problem_best(problem, cells.get(problem["pk"])) for problem in problems],
     )
 
 
-def _score(rows: list[dict], problems: list[dict]) -> float:
-    column = {problem["pk"]: n for n, problem in enumerate(problems)}
-    return stats.config_score(
-        problems=np.array([column[row["problem_id"]] for row in rows], dtype=np.intp),
-        scores=np.array([run_score(row) for row in rows], dtype=float),
-        problem_count=len(problems),
-    )
-
-
-def _share(rows: list[dict], column: str) -> float:
-    return sum(1 for row in rows if row[column]) / len(rows)
-
-
-def _problem_best(problem: dict, rows: list[dict]) -> ProblemBest:
-    # max keeps the first of equal scores: rows come oldest first, so the earliest wins a tie
-    best = max(rows, key=run_score, default=None)
+def _problem_best(problem: dict, cell: dict | None) -> ProblemBest:
+    best = cell["best"] if cell else None
     return ProblemBest(
         problem_slug=problem["slug"],
         problem_title=problem["title"],
-        runs=len(rows),
+        runs=cell["runs"] if cell else 0,
         run_uuid=str(best["uuid"]) if best else None,
-        score=run_score(best) if best else None,
+        score=best["score"] if best else None,
         verdict=best["headline_evaluation__verdict"] if best else "",
     )

@@ -1,3 +1,4 @@
+from submissions.models.audit import Annotation, RetiredProblemVersion
 from submissions.models.boards import BoardSnapshot
 from submissions.models.evaluations import BaselineTiming, Evaluation, ShapeResult
 from submissions.models.registry import (
@@ -11,6 +12,7 @@ from submissions.models.runs import Run, Solution, TranscriptFile
 from submissions.models.tokens import ApiToken
 
 __all__ = [
+    "Annotation",
     "ApiToken",
     "BaselineTiming",
     "BoardSnapshot",
@@ -20,6 +22,7 @@ __all__ = [
     "LanguageModel",
     "ModelPrice",
     "Problem",
+    "RetiredProblemVersion",
     "Run",
     "ShapeResult",
     "Solution",

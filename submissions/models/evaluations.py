@@ -65,6 +65,9 @@ class Evaluation(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     worker_host = models.CharField(max_length=255, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # False when the result says the grade was not made as the protocol requires (not
+    # sandboxed, another GPU model): never published or ranked (services.integrity).
+    trusted = models.BooleanField(default=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 

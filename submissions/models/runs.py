@@ -1,5 +1,7 @@
 """Uploaded runs and the files they carry."""
 
+import ast
+import hashlib
 import uuid
 
 from django.conf import settings
@@ -7,6 +9,28 @@ from django.db import models
 from django.urls import reverse
 
 from submissions.models.registry import HardwareTarget, Harness, LanguageModel, Problem
+
+
+def solution_ast_hash(code: str) -> str:
+    """sha256 of the code's syntax tree with positions and docstrings left out; "" when it does
+    not parse. Reformatting, renaming nothing and re-commenting keep the hash."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return ""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
+
+
+def _is_docstring(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def solution_path(instance: "Solution", filename: str) -> str:
@@ -28,10 +52,17 @@ class Solution(models.Model):
     sha256 = models.CharField(max_length=64)
     file = models.FileField(upload_to=solution_path, max_length=200)
     size = models.PositiveIntegerField()
+    # sha256 of the code's syntax tree without positions or docstrings: near-identical solutions
+    # (reformatted, re-commented) share it; empty when the code does not parse
+    ast_hash = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["sha256"], name="solution_unique_sha256")]
+        indexes = [
+            # integrity: other submitters' runs with the same normalized solution
+            models.Index(fields=["ast_hash"], name="solution_ast_hash_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.sha256[:12]
@@ -44,14 +75,16 @@ class Solution(models.Model):
 
 class RunQuerySet(models.QuerySet):
     def published(self) -> "RunQuerySet":
-        return self.filter(published=True)
+        """What the public sees in lists: published, and not invalidated by staff."""
+        return self.filter(published=True, invalidated_at__isnull=True)
 
     def visible_to(self, user) -> "RunQuerySet":
         if user.is_staff:
             return self
+        # an invalidated run stays readable at its URL, with the reason on top
         if user.is_authenticated:
             return self.filter(models.Q(published=True) | models.Q(submitter=user))
-        return self.published()
+        return self.filter(published=True)
 
 
 # A run's figures from its metadata or transcript (``figure_sources`` says which).
@@ -100,6 +133,19 @@ class Run(models.Model):
     content_key = models.CharField(max_length=64, editable=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RECEIVED)
     published = models.BooleanField(default=False)
+    # Taken off every board by staff (services.audit), kept readable; restorable.
+    invalidated_at = models.DateTimeField(null=True, blank=True)
+    invalidation_reason = models.TextField(blank=True)
+    invalidated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    # Automatic integrity flags of the run and its headline grade (services.integrity):
+    # [{"code": ..., "message": ..., "evidence": [...]}]
+    flags = models.JSONField(default=list, blank=True)
     # The evaluation the run is ranked by; kept current by services.evaluations only.
     headline_evaluation = models.ForeignKey(
         "submissions.Evaluation",

@@ -96,6 +96,17 @@ def test_the_best_run_of_each_problem_is_named_and_a_missing_one_is_empty(deck):
     )
 
 
+def test_the_best_run_is_the_earliest_of_equal_scores_and_never_a_failed_one(deck):
+    graded(deck, verdict="incorrect", score=0.9)
+    earliest = graded(deck, score=0.7)
+    graded(deck, score=0.7)
+
+    (h100,) = config_results(model=deck["gpt"])[0].hardware
+
+    softmax = h100.best[1]
+    assert (softmax.run_uuid, softmax.score, softmax.runs) == (str(earliest.uuid), 0.7, 3)
+
+
 def test_ranked_hardware_comes_before_unranked_and_unpublished_runs_do_not_count(deck):
     graded(deck, hardware="cpu", score=None)
     graded(deck)
@@ -124,14 +135,14 @@ def test_runs_on_a_retired_problem_do_not_count(deck):
 
 
 @pytest.mark.parametrize("runs", [1, 10])
-def test_config_results_take_two_queries_whatever_the_number_of_runs(
+def test_config_results_take_three_queries_whatever_the_number_of_runs(
     deck, runs, django_assert_num_queries
 ):
     for n in range(runs):
         graded(deck, problem=("softmax", "rmsnorm")[n % 2], effort=str(n % 3))
         graded(deck, harness="opencode", hardware=("h100", "cpu")[n % 2])
 
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):
         results = config_results(model=deck["gpt"])
 
     assert sum(result.runs for result in results) == 2 * runs

@@ -195,3 +195,13 @@ def test_run_rank_takes_one_query_whatever_the_number_of_runs(
         rank = run_rank(run=ranked[0])
 
     assert rank == (runs, runs)
+
+
+def test_ranked_runs_say_which_are_synthetic_demo_data(deck):
+    demo = graded(deck, metadata={"demo": "synthetic"})
+    real = graded(deck, metadata={"demo": True})  # graded by manage.py demo_runs
+
+    runs = problem_page(problem=deck["problem"], hardware=deck["hardware"]).runs
+
+    flags = {run.run_uuid: run.synthetic for run in runs}
+    assert flags == {str(demo.uuid): True, str(real.uuid): False}

@@ -1,6 +1,8 @@
 from collections import Counter
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from runners.schema import GATE_NAMES, EvaluationResult, Verdict
 from submissions.boards.synthetic import (
@@ -148,3 +150,27 @@ def test_without_a_problem_deck_nothing_is_written(db):
     with pytest.raises(LookupError, match="sync_problems"):
         write_history()
     assert not Run.objects.exists()
+
+
+def test_the_demo_history_command_reports_what_it_wrote(deck):
+    out = StringIO()
+    call_command("demo_history", runs_per_cell=1, stdout=out)
+    call_command("demo_history", runs_per_cell=1, stdout=out)
+
+    first, _, second, _ = out.getvalue().splitlines()
+    assert f"synthetic history: {synthetic_runs().count()} runs" in second
+    assert "replaced 0 runs" in first and "boards refreshed: cpu, h100-sxm, h200" in first
+
+
+def test_the_bench_data_command_writes_the_runs_asked_for(deck):
+    out = StringIO()
+    call_command("bench_data", runs=25, stdout=out)
+    assert out.getvalue().startswith("25 runs, ")
+    assert synthetic_runs().count() == 25
+
+
+def test_the_commands_refuse_without_a_problem_deck(db):
+    with pytest.raises(CommandError, match="sync_problems"):
+        call_command("demo_history")
+    with pytest.raises(CommandError, match="sync_problems"):
+        call_command("bench_data", runs=5)

@@ -180,16 +180,16 @@ def test_the_run_page_highlights_the_solution_and_links_the_transcript(client, d
 
 
 def test_held_out_cases_carry_the_same_number_on_the_run_and_transcript_pages(client, deck):
-    """On the CPU only one held-out case runs, keeping the engine's index (here 1); the engine's
-    own messages call it "held-out case 1", and so must both pages."""
+    """On the CPU only one held-out case runs, keeping the engine's index (here 1). Every label
+    counts from 1 (the engine's messages too), so both pages call it "held-out case 2"."""
     run = parsed_run()
     result = make_result(hidden_params={"batch": 4099117, "dim": 12289333})
     result["shapes"][1]["index"] = 1
     make_evaluation(run, result=result)
     run_page = page(client, run.get_absolute_url())
     transcript = page(client, reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
-    assert set(re.findall(r"held-out case \d+", transcript)) == {"held-out case 1"}
-    assert set(re.findall(r"held-out case \d+", run_page)) == {"held-out case 1"}
+    assert set(re.findall(r"held-out case \d+", transcript)) == {"held-out case 2"}
+    assert set(re.findall(r"held-out case \d+", run_page)) == {"held-out case 2"}
 
 
 def test_the_transcript_pending_page_has_the_header_and_a_way_back(client, history):

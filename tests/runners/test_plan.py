@@ -29,7 +29,7 @@ def test_seeds_cycle_through_the_problem_distributions():
 
 def test_held_out_labels_name_no_parameters():
     _, hidden = plan_shapes(load_problem(TINY), "cuda")
-    assert hidden[1].label == "held-out case 1"
+    assert hidden[1].label == "held-out case 2"  # counted from 1
     assert "rows" not in hidden[1].label
 
 
