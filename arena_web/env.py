@@ -1,5 +1,6 @@
 """Typed reads of the environment that fail loudly on values they cannot interpret."""
 
+import math
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -35,6 +36,19 @@ def env_int(name: str, default: int, *, minimum: int = 0) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
     if value < minimum:
         raise ImproperlyConfigured(f"{name}={value} is below the minimum of {minimum}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = env_str(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+    if not math.isfinite(value) or value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw} must be a finite number of at least {minimum}")
     return value
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from arena_web.env import env_bool, env_int, env_list, env_str
+from arena_web.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ARENA_VAR_DIR", str(BASE_DIR / "var")))
@@ -138,6 +138,11 @@ ARENA_MAX_ARCHIVE_MEMBERS = env_int("ARENA_MAX_ARCHIVE_MEMBERS", 1000, minimum=1
 ARENA_MAX_ARCHIVE_BYTES = env_int("ARENA_MAX_ARCHIVE_BYTES", 320 * 1024 * 1024, minimum=1)
 ARENA_MAX_ARCHIVE_RATIO = env_int("ARENA_MAX_ARCHIVE_RATIO", 100, minimum=1)
 ARENA_PUBLISH_ON_GRADE = env_bool("ARENA_PUBLISH_ON_GRADE", True)
+# Integrity flags (services.integrity): thresholds that mark a run for review.
+ARENA_FLAG_PEAK_FRACTION = env_float("ARENA_FLAG_PEAK_FRACTION", 0.9)
+ARENA_FLAG_SPEEDUP = env_float("ARENA_FLAG_SPEEDUP", 20.0)
+ARENA_FLAG_SCORE_GAP = env_float("ARENA_FLAG_SCORE_GAP", 0.5)
+ARENA_FLAG_TIMING_SPREAD = env_float("ARENA_FLAG_TIMING_SPREAD", 1.5)
 
 # Security. With DEBUG off everything is strict; SECURE_SSL_REDIRECT=0 suits a TLS-terminating
 # proxy that already redirects, TRUST_X_FORWARDED_PROTO=1 one that sets X-Forwarded-Proto.

@@ -52,13 +52,9 @@ def _production_settings(static_root: str) -> None:
         DJANGO_SETTINGS_MODULE="arena_web.settings",
     )
     import django
-    from django.conf import settings
     from django.core.management import call_command
 
     django.setup()
-    finder = "submissions.pages.staticfiles.PlotlyFinder"
-    if finder not in settings.STATICFILES_FINDERS:  # pages serve plotly.js through it
-        settings.STATICFILES_FINDERS = [*settings.STATICFILES_FINDERS, finder]
     call_command("collectstatic", interactive=False, verbosity=0)
 
 

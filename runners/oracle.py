@@ -126,7 +126,6 @@ class Oracle:
         )
         return {**samples.to_reply(), "seconds": time.perf_counter() - started}
 
-
     def _library_model(self, model: torch.nn.Module, shape: dict[str, Any], device: str):
         """reference.Library built like Model, holding the same (perturbed) parameters."""
         torch.manual_seed(shape["seeds"][0])

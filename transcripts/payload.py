@@ -133,7 +133,7 @@ class _Builder:
 
     def anchor(self, event_id: str) -> str:
         """A DOM id unique in the page, made only of [A-Za-z0-9_-]."""
-        base = _UNSAFE_ID.sub("_", str(event_id or "x"))[:80]
+        base = anchor_base(event_id)
         anchor, n = base, 1
         while anchor in self.anchors:
             n += 1
@@ -157,3 +157,9 @@ def _session_header(session: Session, *, parent: list | None, depth: int) -> dic
 def _put(out: dict, key: str, value) -> None:
     if value is not None and value != "" and value != []:
         out[key] = value
+
+
+def anchor_base(event_id: str | None) -> str:
+    """The viewer's anchor of an event (its permalink is ``#e-<anchor>``); a later event whose id
+    collides gets a ``-n`` suffix."""
+    return _UNSAFE_ID.sub("_", str(event_id or "x"))[:80]

@@ -7,7 +7,7 @@ The runs and the filters are the board's own (the snapshot's records through
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from statistics import fmean
 
@@ -56,7 +56,7 @@ class ChartData:
 def chart_data(*, hardware: HardwareTarget, filters: BoardFilters) -> ChartData:
     """Two queries whatever the data size: the snapshot's records, then output tokens."""
     stored, computed_at = snapshot.stored_records(hardware=hardware)
-    records = filter_records(records=stored, filters=filters)
+    records = _graded(filter_records(records=stored, filters=filters))
     points = _points(records, tokens=_output_tokens(hardware=hardware))
     return ChartData(
         hardware=hardware,
@@ -70,6 +70,11 @@ def chart_data(*, hardware: HardwareTarget, filters: BoardFilters) -> ChartData:
         ),
         problem_scores=_problem_scores(records, points),
     )
+
+
+def _graded(records: Records) -> Records:
+    """Leaves out runs the grader itself failed on: as on the board, they score for no one."""
+    return replace(records, runs=records.runs.take(records.runs.failure != "infra"))
 
 
 def _output_tokens(*, hardware: HardwareTarget) -> dict[str, int | None]:

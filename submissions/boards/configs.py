@@ -68,6 +68,16 @@ def counted_runs():
     return Run.objects.filter(published=True, headline_evaluation__isnull=False)
 
 
+# A grader failure (infra_error, or no verdict) says nothing about the candidate: as on the
+# board, such a run ranks and scores for no one until it is re-graded.
+GRADED_VERDICTS = tuple(v for v in Evaluation.Verdict.values if v != Evaluation.Verdict.INFRA_ERROR)
+
+
+def graded_runs():
+    """Counted runs whose headline evaluation grades the candidate: those that rank and score."""
+    return counted_runs().filter(headline_evaluation__verdict__in=GRADED_VERDICTS)
+
+
 @dataclass(frozen=True)
 class ProblemBest:
     problem_slug: str
@@ -142,7 +152,7 @@ def _cell(row: dict) -> tuple:
 
 
 def _runs(*, model: LanguageModel | None, harness: Harness | None):
-    runs = counted_runs().filter(problem__is_active=True).order_by()
+    runs = graded_runs().filter(problem__is_active=True).order_by()
     if model is not None:
         runs = runs.filter(language_model=model)
     if harness is not None:

@@ -10,7 +10,7 @@ from submissions.boards.configs import (
     CONFIG_VALUES,
     OUTCOME_VALUES,
     config_fields,
-    counted_runs,
+    graded_runs,
     run_score,
 )
 from submissions.models import Evaluation, HardwareTarget, Problem, Run, ShapeResult
@@ -120,7 +120,8 @@ def problem_page(*, problem: Problem, hardware: HardwareTarget) -> ProblemPage:
 
 
 def run_rank(*, run: Run) -> tuple[int, int] | None:
-    """(rank on its problem and hardware, of how many); None for a run that is not ranked."""
+    """(rank on its problem and hardware, of how many); None for a run that is not ranked:
+    unpublished, not graded yet, or failed by the grader itself."""
     if not run.published or run.headline_evaluation_id is None:
         return None
     rows = _ranked_rows(problem=run.problem_id, hardware=run.hardware_id, values=("pk",))
@@ -138,7 +139,7 @@ def _ranked_rows(*, problem, hardware, values: tuple[str, ...] | None = None) ->
         "headline_evaluation_id",
         *CONFIG_VALUES,
     )
-    runs = counted_runs().filter(problem=problem, hardware=hardware)
+    runs = graded_runs().filter(problem=problem, hardware=hardware)
     rows = list(runs.order_by("created_at", "pk").values(*columns, *OUTCOME_VALUES))
     rows.sort(key=run_score, reverse=True)  # stable: the earlier run first among equals
     return rows

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from runners.schema import EvaluationResult, Verdict
 from submissions.models import Evaluation, HardwareTarget, Run, ShapeResult
-from submissions.services import engine, queue
+from submissions.services import engine, integrity, queue
 
 logger = logging.getLogger(__name__)
 
@@ -136,8 +136,11 @@ def record_result(claim: Claim, result: EvaluationResult) -> bool:
     # What is stored, and mapped to rows, is the finite form: non-finite numbers (an older
     # engine's, or a result built in memory) are null and listed in ``non_finite``.
     result = EvaluationResult.from_dict(result.to_dict())
+    hardware = Evaluation.objects.select_related("hardware").get(pk=claim.evaluation_id).hardware
+    untrusted = integrity.grade_provenance(result, hardware=hardware)
     with transaction.atomic():
         written = _owned(claim).update(
+            trusted=not untrusted,
             status=Status.DONE,
             verdict=result.verdict,
             reason=result.reason[:10_000],
@@ -267,10 +270,11 @@ def _replace_shapes(evaluation_id: int, result: EvaluationResult) -> None:
 
 
 def _publish_if_due(evaluation_id: int) -> None:
-    # Only the first grading publishes: a maintainer's withdrawal survives re-evaluations.
+    # Only the first grading publishes: a maintainer's withdrawal survives re-evaluations. A
+    # grade not made as the protocol requires is never published (services.integrity).
     if not settings.ARENA_PUBLISH_ON_GRADE:
         return
-    first = Evaluation.objects.filter(pk=evaluation_id).exclude(
+    first = Evaluation.objects.filter(pk=evaluation_id, trusted=True).exclude(
         trigger=Evaluation.Trigger.REEVALUATE
     )
     Run.objects.filter(evaluations__in=first).update(published=True)
@@ -296,6 +300,8 @@ def refresh_run(*, run_id: int) -> None:
             headline_evaluation_id=headline, status=_run_status(rows, headline=headline)
         )
     if headline != run.headline_evaluation_id:
+        run = Run.objects.select_related("headline_evaluation__hardware").get(pk=run_id)
+        integrity.refresh_grade_flags(run=run)
         queue.refresh_boards_on_commit(hardware_ids=[run.hardware_id])
 
 

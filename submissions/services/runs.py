@@ -19,7 +19,8 @@ from submissions.models import (
     Solution,
     TranscriptFile,
 )
-from submissions.services import queue
+from submissions.models.runs import solution_ast_hash
+from submissions.services import integrity, queue
 from submissions.services.evaluations import enqueue_evaluation
 from submissions.services.transcripts import enqueue_transcript_processing
 from submissions.uploads import (
@@ -28,6 +29,7 @@ from submissions.uploads import (
     check_run_files,
     metadata_columns,
     parse_metadata,
+    read_all,
     safe_relative_name,
     sha256_of,
 )
@@ -124,8 +126,9 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
         run = Run.objects.create(solution=solution, **fields)
         for upload, (name, sha256) in zip(files.transcripts, digests.transcripts, strict=True):
             _store_transcript(run, upload, name=name, sha256=sha256, written=written)
+    integrity.refresh_solution_flags(run=run)
     logger.info("run %s received (%s transcript files)", run.uuid, len(files.transcripts))
-    # Grading starts once the run is committed (submissions.evaluations, issue 5).
+    # Grading starts once the run is committed.
     # robust: a failure to grade must neither fail the upload nor pass for create_run's race.
     transaction.on_commit(lambda: enqueue_evaluation(run=run), robust=True)
     enqueue_transcript_processing(run)
@@ -135,7 +138,8 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
 def _store_solution(upload: IncomingFile, sha256: str, written: list[str]) -> Solution:
     if existing := Solution.objects.filter(sha256=sha256).first():
         return existing
-    solution = Solution(sha256=sha256, size=upload.size)
+    code = read_all(upload.file).decode("utf-8", errors="replace")
+    solution = Solution(sha256=sha256, size=upload.size, ast_hash=solution_ast_hash(code))
     solution.file.save("solution.py", upload.file, save=False)
     written.append(solution.file.name)
     solution.save()

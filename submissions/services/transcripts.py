@@ -24,7 +24,7 @@ from django.core.files.storage import default_storage
 
 import transcripts
 from submissions.models import Run
-from submissions.services import figures, queue
+from submissions.services import figures, integrity, queue
 from transcripts.model import Session
 from transcripts.parsers import TranscriptError, parse_files
 from transcripts.redact import redact_session
@@ -54,6 +54,7 @@ def process_transcript(*, run: Run) -> None:
         _mark_failed(run, f"the transcript could not be read ({type(error).__name__})")
         return
     figures.refresh_figures(run=run, session=session)
+    integrity.refresh_transcript_flags(run=run, session=session)
     if run.normalized_transcript:
         forget_pages(run)
         run.normalized_transcript.delete(save=False)
@@ -103,6 +104,7 @@ def _copy_out(stored, folder: Path) -> Path:
 
 def _mark_failed(run: Run, reason: str) -> None:
     figures.refresh_figures(run=run, session=None)  # a cost from prices still applies
+    integrity.refresh_transcript_flags(run=run, session=None)
     run.transcript_status = Run.TranscriptStatus.FAILED
     run.transcript_error = reason
     run.save(update_fields=["transcript_status", "transcript_error"])

@@ -96,3 +96,13 @@ def test_chart_data_takes_two_queries_whatever_the_number_of_runs(
         data = chart_data(hardware=deck["hardware"], filters=NO_FILTERS)
 
     assert len(data.points) == runs
+
+
+def test_runs_the_grader_failed_on_are_not_plotted(deck):
+    shown = graded(deck, score=0.5, cost_usd=1.0)
+    graded(deck, verdict="infra_error", cost_usd=0.1)
+
+    data = charts(deck)
+
+    assert [point.run_uuid for point in data.points] == [str(shown.uuid)]
+    assert [point.run_uuid for point in data.cost_frontier] == [str(shown.uuid)]

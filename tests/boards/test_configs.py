@@ -146,3 +146,12 @@ def test_config_results_take_three_queries_whatever_the_number_of_runs(
         results = config_results(model=deck["gpt"])
 
     assert sum(result.runs for result in results) == 2 * runs
+
+
+def test_a_run_the_grader_failed_on_scores_for_no_one(deck):
+    graded(deck, score=0.6)
+    graded(deck, verdict="infra_error")
+
+    (h100,) = config_results(model=deck["gpt"])[0].hardware
+
+    assert (h100.runs, h100.score, h100.pass_visible) == (1, pytest.approx(0.3), 1.0)

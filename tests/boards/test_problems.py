@@ -205,3 +205,14 @@ def test_ranked_runs_say_which_are_synthetic_demo_data(deck):
 
     flags = {run.run_uuid: run.synthetic for run in runs}
     assert flags == {str(demo.uuid): True, str(real.uuid): False}
+
+
+def test_a_run_the_grader_failed_on_is_neither_ranked_nor_counted(deck):
+    graded(deck, score=0.4)
+    infra = graded(deck, verdict=Evaluation.Verdict.INFRA_ERROR)
+
+    page = problem_page(problem=deck["problem"], hardware=deck["hardware"])
+
+    assert [run.score for run in page.runs] == [0.4]
+    assert [outcome.runs for outcome in page.outcomes] == [1]
+    assert run_rank(run=infra) is None
