@@ -187,6 +187,8 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "submissions.models.Run.Status",
         "EvaluationStatusEnum": "submissions.models.Evaluation.Status",
         "TranscriptStatusEnum": "submissions.models.Run.TranscriptStatus",
+        "EvaluationVerdictEnum": "submissions.models.Evaluation.Verdict",
+        "AnnotationVerdictEnum": "submissions.models.Annotation.Verdict",
     },
 }
 

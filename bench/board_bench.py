@@ -5,8 +5,8 @@
         .venv/bin/python bench/board_bench.py [--runs 10000] [--requests 30] [--hardware h100-sxm]
 
 Runs with production settings (DEBUG off, static files collected into a temporary folder).
-Migrates the database, mirrors the problem deck and, unless it already holds that many synthetic
-runs, writes them with ``manage.py bench_data``; PostgreSQL then ANALYZEs the tables. Requests
+Migrates the database and, unless it already holds that many synthetic runs, mirrors the problem
+deck and writes them with ``manage.py bench_data``; PostgreSQL then ANALYZEs the tables. Requests
 each page through Django's test client (the whole server side: URL routing, middleware,
 selectors, templates; no network): one warm-up request, one that counts queries, then the timed
 ones. The board snapshot is recomputed once first, as the platform does after each grading, and
@@ -73,8 +73,8 @@ def _prepare(runs: int, hardware: str) -> None:
     from submissions.models import HardwareTarget, Run, ShapeResult
 
     call_command("migrate", verbosity=0)
-    call_command("sync_problems", verbosity=0)
     if synthetic_runs().count() != runs:
+        call_command("sync_problems", verbosity=0)
         call_command("bench_data", runs=runs)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # as autovacuum would after a bulk load

@@ -104,12 +104,12 @@ CPU = Hardware(
     slug="cpu",
     name="CPU (declared figures)",
     bandwidth_gbps=25.6,
-    peak_tflops={"fp32": 0.1, "bf16": 0.1, "fp16": 0.1},
+    peak_tflops={"fp32": 0.1, "bf16": 0.1, "fp16": 0.1, "fp8": 0.1},
     l2_bytes=2**20,
     sources={
         "all": "declared, not measured: one x86-64 core at about 3 GHz with two 256-bit FMA "
-        "units (2 x 8 lanes x 2 flops x 3.1 GHz = 0.1 TFLOPS fp32; bf16 and fp16 computed in "
-        "fp32), one DDR4-3200 channel (25.6 GB/s), 1 MiB L2"
+        "units (2 x 8 lanes x 2 flops x 3.1 GHz = 0.1 TFLOPS fp32; bf16, fp16 and fp8 computed "
+        "in fp32), one DDR4-3200 channel (25.6 GB/s), 1 MiB L2"
     },
     device="cpu",
 )

@@ -10,11 +10,12 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field, make_dataclass
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.conf import settings
+from django.db.models import Prefetch, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from runners.schema import EvaluationResult, GateResult
-from submissions.models import Evaluation, Run, ShapeResult
+from submissions.models import Annotation, Evaluation, Run, ShapeResult
 from submissions.models.evaluations import SHAPE_MEASURES
 
 HIDDEN_GATE_NAMES = ("correct_hidden",)
@@ -31,6 +32,17 @@ def published_runs_listing() -> QuerySet[Run]:
     return Run.objects.published().select_related(*related).order_by("-created_at", "-pk")
 
 
+def review_queue() -> QuerySet[Run]:
+    """What staff should look at, oldest first: flagged runs no one has annotated, and graded
+    runs held for review (``ARENA_PUBLISH_ON_GRADE`` off) that are not published yet."""
+    held = Q(published=False, status=Run.Status.EVALUATED)
+    if settings.ARENA_PUBLISH_ON_GRADE:
+        held = Q(pk__in=[])  # unpublished then means withdrawn by staff, already reviewed
+    waiting = Run.objects.filter(annotations__isnull=True, invalidated_at__isnull=True)
+    related = ("problem", "language_model", "harness", "hardware", "headline_evaluation__hardware")
+    return waiting.filter(~Q(flags=[]) | held).select_related(*related).order_by("created_at", "pk")
+
+
 def run_detail_queryset() -> QuerySet[Run]:
     # the headline evaluation is one of the prefetched evaluations: see latest_evaluation
     evaluations = Evaluation.objects.select_related("hardware").order_by("-created_at")
@@ -38,6 +50,7 @@ def run_detail_queryset() -> QuerySet[Run]:
         "problem", "language_model", "harness", "hardware", "solution", "submitter"
     ).prefetch_related(
         "transcript_files",
+        Prefetch("annotations", queryset=Annotation.objects.select_related("author")),
         Prefetch("evaluations", queryset=evaluations),
         "evaluations__shapes",
     )

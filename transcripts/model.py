@@ -92,6 +92,9 @@ class Session:
     description: str | None = None
     # figures the CLI itself reported (e.g. a stream-json result line); None when absent
     reported_usage: Usage | None = None
+    # the CLI's own figures exactly as written, for display beside the normalized ones:
+    # a label naming the record and field (e.g. "result.usage") -> the value as written
+    cli_figures: dict[str, Any] = field(default_factory=dict)
     cost_usd: float | None = None
     duration_ms: int | None = None
     num_turns: int | None = None

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from submissions import selectors
 from submissions.models import (
+    Annotation,
     Evaluation,
     HardwareTarget,
     Harness,
@@ -184,6 +185,14 @@ class TimingSpreadSerializer(serializers.Serializer):
     cv_pct = serializers.FloatField()
 
 
+class AnnotationSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.get_username", read_only=True)
+
+    class Meta:
+        model = Annotation
+        fields = ["verdict", "comment", "evidence", "author", "created_at"]
+
+
 class RunSerializer(RunCreatedSerializer):
     problem = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     model = serializers.SlugRelatedField(source="language_model", slug_field="slug", read_only=True)
@@ -194,6 +203,7 @@ class RunSerializer(RunCreatedSerializer):
     latest_evaluation = serializers.SerializerMethodField()
     evaluations = EvaluationSerializer(many=True)
     timing_spread = serializers.SerializerMethodField()
+    annotations = AnnotationSerializer(many=True, read_only=True)
 
     class Meta:
         model = Run
@@ -218,6 +228,10 @@ class RunSerializer(RunCreatedSerializer):
             "latest_evaluation",
             "evaluations",
             "timing_spread",
+            "flags",
+            "invalidated_at",
+            "invalidation_reason",
+            "annotations",
         ]
 
     @extend_schema_field(EvaluationSerializer(allow_null=True))
@@ -268,6 +282,8 @@ class RunListSerializer(RunCreatedSerializer):
             "created_at",
             *RUN_FIGURES,
             "figure_sources",
+            "flags",
+            "invalidated_at",
             "headline",
         ]
 

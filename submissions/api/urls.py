@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from submissions.api import boards, views
+from submissions.api import audit, boards, views
 from submissions.api.reevaluate import ReevaluateView
 
 app_name = "api"
@@ -17,7 +17,12 @@ router.register("hardware", views.HardwareTargetViewSet, basename="hardware")
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    # staff re-grading (issue 5, submissions.evaluations)
+    # staff: integrity (services.audit)
+    path("runs/<uuid:run_id>/annotations/", audit.AnnotateView.as_view(), name="run-annotate"),
+    path("runs/<uuid:run_id>/invalidate/", audit.InvalidateView.as_view(), name="run-invalidate"),
+    path("runs/<uuid:run_id>/restore/", audit.RestoreView.as_view(), name="run-restore"),
+    path("review-queue/", audit.ReviewQueueView.as_view(), name="review-queue"),
+    # staff re-grading (services.evaluations)
     path("runs/<uuid:run_id>/reevaluate/", ReevaluateView.as_view(), name="run-reevaluate"),
     # boards: read API and exports (issue 10, submissions.boards)
     path("boards/<slug:hardware>/", boards.BoardView.as_view(), name="board"),

@@ -64,8 +64,9 @@ def run_score(row: dict) -> float:
 
 
 def counted_runs():
-    """Runs that count on boards and result pages: published, with a headline evaluation."""
-    return Run.objects.filter(published=True, headline_evaluation__isnull=False)
+    """Runs that count on boards and result pages: published and not invalidated by staff,
+    with a headline evaluation made as the protocol requires (trusted)."""
+    return Run.objects.published().filter(headline_evaluation__trusted=True)
 
 
 # A grader failure (infra_error, or no verdict) says nothing about the candidate: as on the

@@ -218,7 +218,7 @@ def _outcome(rows: list[dict]) -> ConfigOutcome:
 
 
 def _roofline(*, problem: Problem, hardware: HardwareTarget, rows: list[dict]) -> Roofline:
-    shapes = _visible_shapes(rows[:ROOFLINE_RUNS])
+    shapes = _front_shapes(rows[:ROOFLINE_RUNS])
     runs = {row["headline_evaluation_id"]: row for row in rows}
     labels = _shape_labels(problem)
     points = [_run_point(shape, runs[shape["evaluation_id"]], labels) for shape in shapes]
@@ -229,22 +229,22 @@ def _roofline(*, problem: Problem, hardware: HardwareTarget, rows: list[dict]) -
     )
 
 
-def _visible_shapes(rows: list[dict]) -> list[dict]:
-    """Correct, timed visible shapes of the runs' headline evaluations."""
+# The shapes a run is scored on: the visible ones, which smoke shapes stand for on the CPU.
+FRONT_SETS = (ShapeResult.Set.VISIBLE, ShapeResult.Set.SMOKE)
+
+
+def _front_shapes(rows: list[dict]) -> list[dict]:
+    """Correct, timed visible (on the CPU, smoke) shapes of the runs' headline evaluations."""
     evaluations = [
         row["headline_evaluation_id"]
         for row in rows
         if row["headline_evaluation__verdict"] not in UNTIMED_VERDICTS
     ]
     shapes = ShapeResult.objects.filter(
-        evaluation_id__in=evaluations,
-        set=ShapeResult.Set.VISIBLE,
-        correct=True,
-        tflops__gt=0,
-        gbps__gt=0,
+        evaluation_id__in=evaluations, set__in=FRONT_SETS, correct=True, tflops__gt=0, gbps__gt=0
     )
-    columns = ("evaluation_id", "index", "tflops", "gbps", "speedup_eager", "speedup_compile")
-    return list(shapes.order_by("evaluation_id", "index").values(*columns))
+    columns = ("evaluation_id", "set", "index", "tflops", "gbps", "speedup_eager")
+    return list(shapes.order_by("evaluation_id", "index").values(*columns, "speedup_compile"))
 
 
 def _intensity(shape: dict) -> float:
@@ -252,39 +252,40 @@ def _intensity(shape: dict) -> float:
     return shape["tflops"] * 1e12 / (shape["gbps"] * 1e9)
 
 
-def _shape_labels(problem: Problem) -> dict[int, str]:
+def _shape_labels(problem: Problem) -> dict[tuple[str, int], str]:
     labels = {}
     for index, params in enumerate(problem.visible_shapes or []):
         sizes = ", ".join(f"{name}={value}" for name, value in params.items())
-        labels[index] = f"visible {index + 1} ({sizes})"
+        labels[ShapeResult.Set.VISIBLE, index] = f"visible {index + 1} ({sizes})"
     return labels
 
 
-def _shape_label(labels: dict[int, str], index: int) -> str:
-    return labels.get(index, f"visible {index + 1}")
+def _shape_label(labels: dict[tuple[str, int], str], shape_set: str, index: int) -> str:
+    return labels.get((shape_set, index), f"{shape_set} {index + 1}")
 
 
-def _run_point(shape: dict, row: dict, labels: dict[int, str]) -> RooflinePoint:
-    label = f"{config_fields(row)['config_label']} · {_shape_label(labels, shape['index'])}"
+def _run_point(shape: dict, row: dict, labels: dict) -> RooflinePoint:
+    where = _shape_label(labels, shape["set"], shape["index"])
     return RooflinePoint(
         intensity=_intensity(shape),
         tflops=shape["tflops"],
-        label=label,
+        label=f"{config_fields(row)['config_label']} · {where}",
         run_uuid=str(row["uuid"]),
         kind="run",
     )
 
 
-def _reference_points(shapes: list[dict], labels: dict[int, str]) -> list[RooflinePoint]:
-    """Eager and torch.compile per visible shape, at the shape's intensity: each plotted run
-    measured them beside its own kernel (tflops / speedup); the median over those runs."""
-    by_index: dict[int, list[dict]] = defaultdict(list)
+def _reference_points(shapes: list[dict], labels: dict) -> list[RooflinePoint]:
+    """Eager and torch.compile per shape, at the shape's intensity: each plotted run measured
+    them beside its own kernel (tflops / speedup); the median over those runs."""
+    by_shape: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for shape in shapes:
-        by_index[shape["index"]].append(shape)
+        by_shape[shape["set"], shape["index"]].append(shape)
     points = []
-    for index, group in sorted(by_index.items()):
+    for (shape_set, index), group in sorted(by_shape.items()):
+        label = _shape_label(labels, shape_set, index)
         for kind, column in (("eager", "speedup_eager"), ("compile", "speedup_compile")):
-            point = _reference_point(group, kind, column, _shape_label(labels, index))
+            point = _reference_point(group, kind, column, label)
             points += [point] if point else []
     return points
 

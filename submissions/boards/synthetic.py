@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from itertools import islice
-from statistics import geometric_mean
 
 from django.db import transaction
 from django.utils import timezone
 
 from runners import hardware as engine_hardware
+from runners import scoring
 from runners.schema import GATE_NAMES, EvaluationResult, GateResult, ShapeResult, TimingStats
 from runners.schema import Verdict as V
 from submissions.boards import snapshot
@@ -82,6 +82,10 @@ DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 # Below this many bytes a kernel is launch-bound and reaches a fraction of bandwidth only.
 FULL_SPEED_BYTES = 2**26
 REGRADE_SHARE = 0.12
+BASELINES = {"cuda": ("eager", "compile", "library"), "cpu": ("eager",)}
+# On the CPU target a call costs milliseconds under the Triton interpreter, microseconds in eager.
+CPU_CALL_S = 2e-3
+EAGER_CALL_S = 20e-6
 
 
 @dataclass(frozen=True)
@@ -237,7 +241,7 @@ def _cells() -> list[Cell]:
 
 
 def _cell(persona: Persona, problem: Problem, hardware: HardwareTarget) -> Cell:
-    table = engine_hardware.by_slug(hardware.gpu_model)
+    table = engine_hardware.by_slug(hardware.gpu_model or hardware.slug)
     bandwidth = hardware.bandwidth_gbps or (table.bandwidth_gbps if table else 50.0)
     peaks = hardware.peak_tflops or (table.peak_tflops if table else {})
     peak = peaks.get(problem.peak_dtype) or peaks.get("fp32") or 1.0
@@ -459,23 +463,26 @@ def _gates(verdict: str, reason: str, details: dict) -> list[GateResult]:
 
 
 def _finish(result: EvaluationResult) -> None:
-    """Flags and scores as the engine derives them from the gates."""
+    """Flags and scores as the engine derives them from the gates and the shapes."""
     passed = {gate.name for gate in result.gates if gate.status == "pass"}
     result.correct_visible = "correct_visible" in passed
     result.correct_hidden = "correct_hidden" in passed
     if result.verdict != V.OK:
         result.score, result.hidden_score = 0.0, 0.0
-    elif result.device == "cuda":
-        result.score = _geomean(s.peak_fraction for s in result.shapes if s.set == "visible")
-        result.hidden_score = _geomean(s.peak_fraction for s in result.shapes if s.set == "hidden")
-    else:
-        result.score = result.hidden_score = None
-        result.gate("score").reason = "no roofline on this device: score is null"
+        return
+    front = _front(result.shapes)
+    scored = [shape for shape in _held_out(result.shapes) if shape.scored]
+    result.score = scoring.geomean([shape.peak_fraction for shape in front])
+    result.hidden_score = scoring.geomean([shape.peak_fraction for shape in scored])
+    result.gate("score").reason = _score_reason(result, front, scored)
 
 
-def _geomean(values) -> float | None:
-    values = list(values)
-    return geometric_mean(values) if values and all(values) else None
+def _score_reason(result: EvaluationResult, front: list, scored: list) -> str:
+    reason = f"geomean of {len(front)} {front[0].set} peak fractions"
+    if result.device == "cpu":
+        return reason + " against the declared CPU roofline (not comparable, never ranked)"
+    held_out = len(_held_out(result.shapes))
+    return reason + f"; held-out: {len(scored)} of {held_out} in the same regime"
 
 
 def _environment(cell: Cell) -> dict:
@@ -556,19 +563,28 @@ def _speed(cell: Cell, params: dict, quality: float) -> float:
     return max(1e-4, quality * min(1.0, (nbytes / FULL_SPEED_BYTES) ** 0.35))
 
 
+def _floor_s(cell: Cell, params: dict) -> float:
+    """The shape's speed-of-light time on the target."""
+    return _seconds(cell, params, 1.0)
+
+
+def _seconds(cell: Cell, params: dict, fraction: float, *, overhead_s: float = 0.0) -> float:
+    """A call reaching ``fraction`` of the roofline, plus a fixed cost per call."""
+    flops, nbytes = _work(cell, params)
+    if cell.problem.regime == "compute":
+        return flops / (fraction * cell.peak_tflops * 1e12) + overhead_s
+    return nbytes / (fraction * cell.bandwidth_gbps * 1e9) + overhead_s
+
+
 def _time(cell: Cell, shape: ShapeResult, fraction: float, rng: random.Random) -> None:
-    """Fills the timing of a shape run at ``fraction`` of the roofline (on CPU, of 20 GB/s)."""
+    """Fills the timing of a shape run at ``fraction`` of the roofline, and what follows."""
     flops, nbytes = _work(cell, shape.params)
-    if cell.device == "cpu":
-        seconds = nbytes / (fraction * 20e9) + 40e-6
-    elif cell.problem.regime == "compute":
-        seconds = flops / (fraction * cell.peak_tflops * 1e12)
-    else:
-        seconds = nbytes / (fraction * cell.bandwidth_gbps * 1e9)
+    overhead = CPU_CALL_S * rng.uniform(0.3, 3) if cell.device == "cpu" else 0.0
+    seconds = _seconds(cell, shape.params, fraction, overhead_s=overhead)
     shape.time = _stats(seconds * 1e6, rng)
     shape.tflops = flops / seconds / 1e12
     shape.gbps = nbytes / seconds / 1e9
-    shape.peak_fraction = fraction if cell.device == "cuda" else None
+    shape.peak_fraction = _floor_s(cell, shape.params) / seconds
 
 
 def _stats(median_us: float, rng: random.Random) -> TimingStats:
@@ -585,22 +601,37 @@ def _stats(median_us: float, rng: random.Random) -> TimingStats:
     )
 
 
-def _baselines(cell: Cell, shape: ShapeResult, fraction: float, rng: random.Random) -> None:
-    """Eager and torch.compile, the same for every run of a shape, give or take the noise."""
-    fixed = random.Random(f"baseline:{cell.problem.slug}:{cell.hardware.slug}:{shape.set}")
-    eager = _speed(cell, shape.params, fixed.uniform(0.25, 0.55)) * rng.uniform(0.98, 1.02)
-    shape.baseline_eager = _stats(shape.time.median_us * fraction / eager, rng)
-    shape.speedup_eager = shape.baseline_eager.median_us / shape.time.median_us
-    if cell.device == "cuda":
-        compiled = min(0.9, eager * fixed.uniform(1.3, 1.9))
-        shape.baseline_compile = _stats(shape.time.median_us * fraction / compiled, rng)
-        shape.speedup_compile = shape.baseline_compile.median_us / shape.time.median_us
+def _baselines(cell: Cell, shape: ShapeResult, rng: random.Random) -> None:
+    """The references, the same for every run of a shape give or take the noise: eager,
+    torch.compile and the library's implementation where the problem has one (eager only on
+    the CPU)."""
+    fixed = random.Random(
+        f"baseline:{cell.problem.slug}:{cell.hardware.slug}:{shape.set}{shape.index}"
+    )
+    eager = fixed.uniform(0.25, 0.55)
+    fractions = {
+        "eager": eager,
+        "compile": min(0.9, eager * fixed.uniform(1.3, 1.9)),
+        "library": fixed.uniform(0.6, 0.92) if _has_library(cell.problem) else None,
+    }
+    for kind in BASELINES[cell.device]:
+        if fractions[kind] is None:
+            continue
+        fraction = _speed(cell, shape.params, fractions[kind]) * rng.uniform(0.98, 1.02)
+        overhead = EAGER_CALL_S if cell.device == "cpu" else 0.0
+        stats = _stats(_seconds(cell, shape.params, fraction, overhead_s=overhead) * 1e6, rng)
+        setattr(shape, f"baseline_{kind}", stats)
+        setattr(shape, f"speedup_{kind}", stats.median_us / shape.time.median_us)
+
+
+def _has_library(problem: Problem) -> bool:
+    return random.Random(f"library:{problem.slug}").random() < 0.75
 
 
 def _label(shape: ShapeResult) -> str:
     """How the engine names a shape in its reasons; held-out sizes never appear."""
     if shape.set == "hidden":
-        return f"held-out case {shape.index}"
+        return f"held-out case {shape.index + 1}"
     return f"{shape.set} shape {shape.index} {shape.params}"
 
 
@@ -643,12 +674,22 @@ def _wrong(shapes: list[ShapeResult], gate: str, rng: random.Random) -> tuple[st
 
 
 def _run_all(cell: Cell, shapes: list[ShapeResult], quality: float, rng: random.Random) -> None:
-    """Correct everywhere, timed, and compared with eager and torch.compile."""
+    """Correct everywhere, timed, and compared with the reference baselines."""
     _match(shapes, rng)
     for shape in _timed(cell, shapes):
-        fraction = _speed(cell, shape.params, quality * rng.lognormvariate(0, 0.05))
-        _time(cell, shape, fraction, rng)
-        _baselines(cell, shape, fraction, rng)
+        _time(cell, shape, _speed(cell, shape.params, quality * rng.lognormvariate(0, 0.05)), rng)
+        _baselines(cell, shape, rng)
+    _mark_scored(cell, shapes)
+
+
+def _mark_scored(cell: Cell, shapes: list[ShapeResult]) -> None:
+    """Visible shapes count toward the score; held-out ones toward the held-out score when sized
+    like the visible ones (the engine's rule; the CPU times no held-out shape)."""
+    floors = [_floor_s(cell, shape.params) for shape in _front(shapes)]
+    for shape in _front(shapes):
+        shape.scored = True
+    for shape in _held_out(shapes) if cell.device == "cuda" else []:
+        shape.scored = scoring.in_visible_regime(_floor_s(cell, shape.params), floors)
 
 
 def _passed(cell, shapes, quality, rng) -> tuple[str, dict]:

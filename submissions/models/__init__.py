@@ -1,4 +1,4 @@
-from submissions.models.audit import Annotation, RetiredProblemVersion
+from submissions.models.audit import Annotation, RetiredProblemVersion, RunForReview
 from submissions.models.boards import BoardSnapshot
 from submissions.models.evaluations import BaselineTiming, Evaluation, ShapeResult
 from submissions.models.registry import (
@@ -23,6 +23,7 @@ __all__ = [
     "ModelPrice",
     "Problem",
     "RetiredProblemVersion",
+    "RunForReview",
     "Run",
     "ShapeResult",
     "Solution",

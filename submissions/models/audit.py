@@ -53,3 +53,13 @@ class RetiredProblemVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.problem} {self.version[:12]} (retired)"
+
+
+class RunForReview(Run):
+    """The review queue in the admin: flagged runs no one has annotated, and runs held for
+    review (``selectors.review_queue``)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "run to review"
+        verbose_name_plural = "review queue"

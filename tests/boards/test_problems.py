@@ -1,7 +1,9 @@
 import pytest
+from django.utils import timezone
 
 from submissions.boards.problems import problem_page, run_rank
 from submissions.models import Evaluation, Run, ShapeResult
+from submissions.services.registry import ensure_cpu_target
 from tests.boards.factories import make_graded_run
 from tests.factories import make_hardware, make_harness, make_language_model, make_problem
 
@@ -216,3 +218,29 @@ def test_a_run_the_grader_failed_on_is_neither_ranked_nor_counted(deck):
     assert [run.score for run in page.runs] == [0.4]
     assert [outcome.runs for outcome in page.outcomes] == [1]
     assert run_rank(run=infra) is None
+
+
+def test_invalidated_runs_and_untrusted_grades_are_not_ranked(deck):
+    graded(deck, score=0.4)
+    invalidated = graded(deck, score=0.9)
+    Run.objects.filter(pk=invalidated.pk).update(invalidated_at=timezone.now())
+    untrusted = graded(deck, score=0.8)
+    Evaluation.objects.filter(pk=untrusted.headline_evaluation_id).update(trusted=False)
+
+    page = problem_page(problem=deck["problem"], hardware=deck["hardware"])
+
+    assert [run.score for run in page.runs] == [0.4]
+    assert run_rank(run=Run.objects.get(pk=invalidated.pk)) is None
+    assert run_rank(run=untrusted) is None
+
+
+def test_on_the_cpu_the_smoke_shapes_are_plotted_for_the_visible_ones(deck):
+    cpu = ensure_cpu_target()
+    run = graded(deck | {"hardware": cpu}, score=1e-5)
+    add_shape(run, shape_set="smoke", index=1, tflops=1e-6, gbps=2e-6, speedup_eager=0.01)
+
+    roofline = problem_page(problem=deck["problem"], hardware=cpu).roofline
+
+    labels = [(point.kind, point.label) for point in roofline.points]
+    assert labels == [("run", "GPT-5 · Codex CLI · smoke 2"), ("eager", "eager · smoke 2")]
+    assert roofline.points[1].tflops == pytest.approx(1e-4)

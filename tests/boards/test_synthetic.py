@@ -1,3 +1,4 @@
+import math
 from collections import Counter
 from io import StringIO
 
@@ -91,6 +92,19 @@ def test_gpu_runs_have_visible_and_held_out_shapes_and_scores_from_peak_fraction
     assert run.headline_evaluation.score == pytest.approx(geomean)
 
 
+def test_the_held_out_score_counts_the_held_out_cases_sized_like_the_visible_shapes(history):
+    for evaluation in Evaluation.objects.filter(verdict="ok", hardware__slug="h200"):
+        result = EvaluationResult.from_dict(evaluation.result)
+        held_out = [shape for shape in result.shapes if shape.set == "hidden"]
+        scored = [shape.peak_fraction for shape in held_out if shape.scored]
+        assert all(shape.scored is not None for shape in held_out)
+        if scored:
+            geomean = math.prod(scored) ** (1 / len(scored))
+            assert evaluation.hidden_score == pytest.approx(geomean)
+        else:
+            assert evaluation.hidden_score is None
+
+
 def test_each_problem_keeps_one_arithmetic_intensity_across_runs(history):
     shapes = ShapeResult.objects.filter(set="visible", tflops__gt=0)
     ratios = {}
@@ -101,12 +115,15 @@ def test_each_problem_keeps_one_arithmetic_intensity_across_runs(history):
     assert all(len(values) == 1 for values in ratios.values())
 
 
-def test_cpu_runs_are_graded_on_smoke_shapes_without_a_score(history):
+def test_cpu_runs_are_graded_on_smoke_shapes_against_the_declared_cpu_roofline(history):
     evaluations = Evaluation.objects.filter(hardware__slug="cpu", verdict="ok")
     assert evaluations.exists()
     for evaluation in evaluations:
-        assert evaluation.score is None
+        smoke = evaluation.shapes.filter(set="smoke")
         assert {shape.set for shape in evaluation.shapes.all()} == {"smoke", "hidden"}
+        assert 0 < evaluation.score < 0.01  # the interpreter is far from the roofline
+        assert evaluation.hidden_score is None  # the CPU times no held-out shape
+        assert all(shape.speedup_eager and shape.speedup_compile is None for shape in smoke)
 
 
 def test_runs_are_spread_over_weeks_and_graded_after_they_arrive(history):

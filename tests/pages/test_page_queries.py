@@ -23,8 +23,8 @@ PAGES = {
     "/models/gpt-5/": 3,
     "/harnesses/codex-cli/": 3,
     "/runs/": 1,
-    "run": 5,
-    "transcript": 4,
+    "run": 6,  # with the run's annotations
+    "transcript": 5,
 }
 
 

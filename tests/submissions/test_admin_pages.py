@@ -12,7 +12,9 @@ from submissions.models import (
     Harness,
     LanguageModel,
     Problem,
+    RetiredProblemVersion,
     Run,
+    RunForReview,
     Solution,
 )
 from submissions.services.runs import create_run
@@ -31,6 +33,8 @@ MODELS = [
     Solution,
     BaselineTiming,
     ApiToken,
+    RunForReview,
+    RetiredProblemVersion,
 ]
 
 
@@ -54,6 +58,10 @@ def admin_client(client, registry):
     make_token(make_user("bot"))
     BaselineTiming.objects.create(
         problem_version="v", shape_key="n=1", gpu_model="h100-sxm", torch_version="2.8"
+    )
+    Run.objects.filter(pk=run.pk).update(flags=[{"code": "score_gap", "message": "gap"}])
+    RetiredProblemVersion.objects.create(
+        problem=run.problem, version=run.problem_version, note="wrong", retired_by=make_user("m")
     )
     return client
 

@@ -60,7 +60,7 @@ def test_run_status_has_a_constant_number_of_queries(registry, django_assert_max
     run = make_run(published=True)
     for _ in range(3):
         make_evaluation(run)
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(5):
         assert APIClient().get(f"/api/v1/runs/{run.uuid}/").status_code == 200
 
 

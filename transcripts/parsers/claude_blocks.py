@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from transcripts.model import Event, Kind, Usage
+from transcripts.model import Event, Kind, Session, Usage
 from transcripts.parsers.common import (
     SessionBuilder,
     as_int,
@@ -14,6 +14,8 @@ from transcripts.parsers.common import (
 )
 
 SUBAGENT_TOOLS = ("Task", "Agent")
+# What a Task/Agent result's ``toolUseResult`` says about the subagent run, kept verbatim.
+TASK_FIGURES = ("status", "totalDurationMs", "totalTokens", "totalToolUseCount", "usage")
 _EXIT_CODE = re.compile(r"^(?:Error: )?Exit code (\d+)")
 
 
@@ -150,6 +152,20 @@ def apply_tool_use_result(builder: SessionBuilder, result: Event, detail: Any) -
     diff = patch_diff(short_path(call.file_path or "", builder.session.cwd), detail)
     if diff:
         call.diff = diff
+
+
+def task_figures(detail: Any) -> dict:
+    if not isinstance(detail, dict):
+        return {}
+    return {f"toolUseResult.{key}": detail[key] for key in TASK_FIGURES if key in detail}
+
+
+def adopt_task_figures(child: Session, figures: dict) -> None:
+    """A subagent's own run figures, as its spawning call's result recorded them."""
+    child.cli_figures.update({f"Task result: {key}": value for key, value in figures.items()})
+    duration = figures.get("toolUseResult.totalDurationMs")
+    if isinstance(duration, int) and not isinstance(duration, bool):
+        child.duration_ms = duration
 
 
 def patch_diff(path: str, detail: dict) -> str | None:

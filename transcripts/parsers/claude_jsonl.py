@@ -38,7 +38,12 @@ def looks_like(record: dict) -> bool:
 class ClaudeReader:
     """Turns the records of one Claude Code session (main or subagent) into its events."""
 
-    HANDLERS = {"assistant": "_assistant", "user": "_user", "system": "_system"}
+    HANDLERS = {
+        "assistant": "_assistant",
+        "user": "_user",
+        "system": "_system",
+        "progress": "_progress",
+    }
 
     def __init__(self, session: Session, agent_id: str | None = None):
         self.builder = SessionBuilder(session)
@@ -46,6 +51,8 @@ class ClaudeReader:
         self.links: dict[str, str] = {}  # Task/Agent tool_use id -> spawned agent id
         self.uuids: set[str] = set()
         self.costs: dict[str, float] = {}  # message id -> costUSD written by older builds
+        self.task_figures: dict[str, dict] = {}  # Task/Agent tool_use id -> its result's figures
+        self.agent_progress: list[dict] = []  # progress records mirroring a subagent's records
 
     @property
     def session(self) -> Session:
@@ -129,6 +136,21 @@ class ClaudeReader:
             agent_id = match.group(1) if match else (own if own != self.agent_id else None)
         if agent_id and result.call_id:
             self.links[result.call_id] = agent_id
+            self.task_figures[result.call_id] = blocks.task_figures(detail)
+
+    def _progress(self, record: dict) -> None:
+        """``hook_progress`` is a hook run; ``agent_progress`` mirrors a subagent's record (the run
+        gathers those); other progress (a running command's partial output) is transient."""
+        data = record.get("data")
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "hook_progress":
+            parts = [data.get("hookEvent"), data.get("hookName"), data.get("command")]
+            text = " · ".join(as_text(part) for part in parts if part) or "hook"
+            hook = Event(kind=Kind.SYSTEM, id="", timestamp=record.get("timestamp"), text=text)
+            hook.subtype = "hook"
+            self.builder.add(hook)
+        elif kind == "agent_progress":
+            self.agent_progress.append(record)
 
     def _system(self, record: dict) -> None:
         subtype = str(record.get("subtype") or "system")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from transcripts.model import Event, Kind, Session, Usage
+from transcripts.parsers.claude_blocks import adopt_task_figures
 from transcripts.parsers.claude_jsonl import HARNESS, ClaudeReader
 from transcripts.parsers.common import (
     as_id,
@@ -20,6 +21,9 @@ from transcripts.parsers.common import (
 FORMAT = "claude-stream-json"
 _CLAUDE_INIT_KEYS = ("claude_code_version", "mcp_servers", "slash_commands", "agents", "skills")
 _QUIET = frozenset({"stream_event", "keep_alive"})
+# A result line's own figures, shown as written: ``usage`` covers the main thread only,
+# ``modelUsage`` (and the cost) every model the process called, subagents included.
+_RESULT_FIGURES = ("usage", "modelUsage", "total_cost_usd", "duration_ms", "num_turns")
 
 
 def looks_like(record: dict) -> bool:
@@ -125,6 +129,8 @@ class StreamReader(ClaudeReader):
         session.num_turns = _add(session.num_turns, record.get("num_turns"))
         self.running.update(_add(None, record.get("total_cost_usd")), self._model_usage(record))
         session.cost_usd, session.reported_usage = self.running.totals()
+        for key in _RESULT_FIGURES:
+            self.builder.note_cli_figure(f"result.{key}", record.get(key))
 
     def _model_usage(self, record: dict) -> Usage | None:
         model_usage = record.get("modelUsage")
@@ -183,9 +189,10 @@ def _agent_reader(agents: dict[str, StreamReader], parent: str) -> StreamReader:
 def _attach(main: StreamReader, agents: dict[str, StreamReader]) -> None:
     sessions = {call_id: reader.session for call_id, reader in agents.items()}
     version = main.session.cli_version
-    agent_ids = {}  # tool_use id -> the agent id its result reported
+    agent_ids, figures = {}, {}  # tool_use id -> the agent id and figures its result reported
     for reader in [main, *agents.values()]:
         agent_ids.update(reader.links)
+        figures.update(reader.task_figures)
 
     def describe(child: Session, call_id: str, call: Event | None) -> None:
         arguments = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
@@ -193,5 +200,6 @@ def _attach(main: StreamReader, agents: dict[str, StreamReader]) -> None:
         child.agent_type = arguments.get("subagent_type")
         child.description = arguments.get("description")
         child.cli_version = version
+        adopt_task_figures(child, figures.get(call_id, {}))
 
     attach_subagents(main.session, sessions, {key: key for key in sessions}, describe)

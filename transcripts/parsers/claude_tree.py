@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from transcripts.model import Event, Kind, Session
-from transcripts.parsers.claude_blocks import SUBAGENT_TOOLS
+from transcripts.parsers.claude_blocks import SUBAGENT_TOOLS, adopt_task_figures
 from transcripts.parsers.claude_jsonl import ClaudeReader, new_session
 from transcripts.parsers.common import (
     TranscriptError,
     as_id,
-    as_text,
     attach_subagents,
     decode_json,
     feed_lines,
@@ -25,6 +24,7 @@ class ClaudeRun:
         self.links: dict[str, str] = {}  # tool_use id -> agent id
         self.meta: dict[str, dict] = {}
         self.inline_roots: dict[str, str] = {}  # sidechain uuid -> the uuid of its root
+        self.task_figures: dict[str, dict] = {}  # tool_use id -> its Task result's figures
 
     def read_main(self, path: Path) -> None:
         self.main = reader = ClaudeReader(new_session())
@@ -34,9 +34,6 @@ class ClaudeRun:
     def _route(self, record: dict) -> None:
         if record.get("isSidechain"):
             self.pool.setdefault(self._sidechain_key(record), []).append(record)
-        elif record.get("type") == "progress":
-            self.main.builder.count("progress")
-            self._progress(record)
         else:
             self.main.feed(record)
 
@@ -49,14 +46,9 @@ class ClaudeRun:
             self.inline_roots[uuid] = key
         return key
 
-    def _progress(self, record: dict) -> None:
-        """``agent_progress`` mirrors a subagent's records; ``hook_progress`` is a hook run.
-        Other progress (running commands' partial output) is transient and only counted."""
-        data = record.get("data")
-        if isinstance(data, dict) and data.get("type") == "hook_progress":
-            self._hook(record, data)
-        if not isinstance(data, dict) or data.get("type") != "agent_progress":
-            return
+    def _pool_agent_progress(self, record: dict) -> None:
+        """An ``agent_progress`` record mirrors one record of a subagent into its parent's file."""
+        data = record["data"]
         agent_id, message = as_id(data.get("agentId")), data.get("message")
         if not agent_id:
             return
@@ -64,13 +56,6 @@ class ClaudeRun:
             self.links.setdefault(as_id(record["parentToolUseID"]), agent_id)
         if isinstance(message, dict):
             self.pool.setdefault(agent_id, []).append(message)
-
-    def _hook(self, record: dict, data: dict) -> None:
-        parts = [data.get("hookEvent"), data.get("hookName"), data.get("command")]
-        text = " · ".join(as_text(part) for part in parts if part)
-        hook = Event(kind=Kind.SYSTEM, id="", timestamp=record.get("timestamp"), subtype="hook")
-        hook.text = text or "hook"
-        self.main.builder.add(hook)
 
     def read_agent(self, path: Path) -> None:
         agent_id = path.name.removeprefix("agent-").removesuffix(".jsonl")
@@ -89,12 +74,16 @@ class ClaudeRun:
                 self.links[as_id(meta["toolUseId"])] = agent_id
 
     def assemble(self) -> Session:
+        for reader in [self.main, *self.agents.values()]:
+            for record in reader.agent_progress:
+                self._pool_agent_progress(record)
         for agent_id, records in self.pool.items():
             reader = self.agents.setdefault(agent_id, ClaudeReader(new_session(), agent_id))
             for record in records:
                 reader.builder.guarded(reader.feed, record, f"subagent {agent_id}")
         for reader in [self.main, *self.agents.values()]:
             self.links.update(reader.links)
+            self.task_figures.update(reader.task_figures)
         _link_unnamed_agents(self)
         agents = {key: reader.session for key, reader in self.agents.items()}
         attach_subagents(self.main.session, agents, self.links, self.describe)
@@ -107,6 +96,8 @@ class ClaudeRun:
         child.agent_id = agent_id
         child.agent_type = meta.get("agentType") or arguments.get("subagent_type")
         child.description = meta.get("description") or arguments.get("description")
+        if call is not None:
+            adopt_task_figures(child, self.task_figures.get(call.call_id, {}))
 
 
 def _link_unnamed_agents(run: ClaudeRun) -> None:

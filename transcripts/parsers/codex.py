@@ -67,13 +67,11 @@ class ExecReader:
         usage = codex_usage(figures)
         if usage is None:
             return
-        events = self.builder.session.events[self.turn_start :]
-        if not events:
-            events = [self._system("turn", f"turn {self.turn}", False)]
         api_call_id = f"turn-{self.turn}"
-        for event in events:
-            event.api_call_id = api_call_id
-        self.builder.set_api_usage(api_call_id, events[0], usage)
+        events = self.builder.session.events[self.turn_start :]
+        holder = self.builder.usage_holder(events, api_call_id)
+        self.builder.set_api_usage(api_call_id, holder, usage)
+        self.builder.note_cli_figure(f"turn.completed usage (turn {self.turn})", figures)
 
     def _system(self, subtype: str, text, is_error: bool) -> Event:
         event = Event(kind=Kind.SYSTEM, id="", subtype=subtype, text=as_text(text))

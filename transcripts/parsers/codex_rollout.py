@@ -34,6 +34,7 @@ ROLLOUT_TYPES = frozenset(
 )
 _ROLES = ("user", "assistant", "developer", "system")
 _EXIT_LINE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.MULTILINE)
+_RUNNING_LINE = re.compile(r"^Process running with session ID \d+$", re.MULTILINE)
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 _QUIET_EVENTS = frozenset(
     {
@@ -244,21 +245,18 @@ class RolloutReader:
         if usage is None or (total is not None and total == self.last_total):
             return  # a repeat of the last figures (rate-limit refreshes repeat them)
         self.last_total = total
-        events = self.session.events[self.call_start :]
-        if not events:
-            events = [self.builder.add(Event(kind=Kind.SYSTEM, id="", subtype="usage"))]
         self.api_calls += 1
         api_call_id = f"{self.turn_id or 'turn'}#{self.api_calls}"
-        for event in events:
-            event.api_call_id = api_call_id
-        self.builder.set_api_usage(api_call_id, events[0], usage)
+        holder = self.builder.usage_holder(self.session.events[self.call_start :], api_call_id)
+        self.builder.set_api_usage(api_call_id, holder, usage)
         self.call_start = len(self.session.events)
 
     def finish(self) -> Session:
         """Apply the enrichments that may arrive before or after the records they enrich."""
         for event in self.session.events:
             if event.kind == Kind.TOOL_RESULT and event.call_id in self.exec_ends:
-                _apply_exec_end(event, self.exec_ends[event.call_id])
+                if not _still_running(event.text):
+                    _apply_exec_end(event, self.exec_ends[event.call_id])
             elif event.kind == Kind.TOOL_CALL and event.call_id in self.patch_ends:
                 diff, path = changes_diff(
                     self.patch_ends[event.call_id].get("changes"), self.session.cwd
@@ -343,6 +341,13 @@ def _split_output(output: str) -> tuple[str, dict]:
     return output, {}
 
 
+def _still_running(text: str) -> bool:
+    """An ``exec_command`` output that only says the process goes on (its exit, and the exec end
+    event's exit code, belong to the ``write_stdin`` output that saw it end)."""
+    head = text[:2000]
+    return _RUNNING_LINE.search(head) is not None and _EXIT_LINE.search(head) is None
+
+
 def _stated_exit_code(text: str) -> int | None:
     match = _EXIT_LINE.search(text[:2000])
     return int(match.group(1)) if match else None
@@ -380,6 +385,7 @@ def _read(path: Path) -> RolloutReader:
     session = reader.finish()
     session.id = session.id or path.stem
     session.reported_usage = codex_usage(reader.last_total) if reader.last_total else None
+    reader.builder.note_cli_figure("last token_count: info.total_token_usage", reader.last_total)
     return reader
 
 

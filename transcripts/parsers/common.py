@@ -157,6 +157,8 @@ def json_or_text(value: Any) -> Any:
     return value
 
 
+MODEL_OUTPUT = frozenset({Kind.ASSISTANT, Kind.REASONING, Kind.TOOL_CALL})
+
 # What a record of an unexpected shape raises in a parser (an overflow: an absurd number).
 _DRIFT_ERRORS = (TypeError, AttributeError, ValueError, KeyError, IndexError, ArithmeticError)
 
@@ -199,6 +201,26 @@ class SessionBuilder:
         """Put ``usage`` on the first event of the API call, replacing an earlier snapshot."""
         holder = self.api_calls.setdefault(api_call_id, first)
         holder.usage = usage
+
+    def usage_holder(self, events: list[Event], api_call_id: str) -> Event:
+        """The event an API call's usage goes on: the call's first model output (the prompt and
+        tool results before it are its input), or a usage notice when it shows none."""
+        output = [event for event in events if event.kind in MODEL_OUTPUT]
+        if not output:
+            output = [self.add(Event(kind=Kind.SYSTEM, id="", subtype="usage"))]
+        for event in output:
+            event.api_call_id = api_call_id
+        return output[0]
+
+    def note_cli_figure(self, label: str, value: Any) -> None:
+        """Keep a figure exactly as the CLI wrote it; a repeated label gets a number."""
+        if value is None:
+            return
+        figures, key, n = self.session.cli_figures, label, 1
+        while key in figures:
+            n += 1
+            key = f"{label} ({n})"
+        figures[key] = value
 
     def call_for(self, call_id: str | None) -> Event | None:
         return self.calls.get(call_id) if isinstance(call_id, str) else None

@@ -123,6 +123,8 @@ class CursorReader:
         if isinstance(record.get("duration_ms"), int):
             self.session.duration_ms = (self.session.duration_ms or 0) + record["duration_ms"]
         usage = record.get("usage")
+        self.builder.note_cli_figure("result.usage", usage)
+        self.builder.note_cli_figure("result.duration_ms", record.get("duration_ms"))
         if isinstance(usage, dict):
             self.session.reported_usage = self.session.reported_usage or Usage()
             self.session.reported_usage.add(_cursor_usage(usage))

@@ -112,6 +112,7 @@ class StreamReader:
             {**stats, "input": stats.get("input_tokens"), "output": stats.get("output_tokens")}
         )
         session.reported_usage = usage if stats else None
+        self.builder.note_cli_figure("result.stats", record.get("stats"))
         event = Event(kind=Kind.SYSTEM, id="", subtype="result", text=as_text(record.get("status")))
         event.is_error = record.get("status") == "error"
         return event

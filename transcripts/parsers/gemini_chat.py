@@ -132,6 +132,7 @@ def _read_output(builder: SessionBuilder, document: dict) -> None:
     if isinstance(error, dict):
         text = as_text(error.get("message"))
         builder.add(Event(kind=Kind.SYSTEM, id="", subtype="error", text=text, is_error=True))
+    builder.note_cli_figure("stats", document["stats"])
     models = document["stats"].get("models")
     for model, figures in (models if isinstance(models, dict) else {}).items():
         builder.note_model(model)

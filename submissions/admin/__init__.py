@@ -2,7 +2,9 @@ from django.contrib import admin, messages
 from django.db import models
 from django.utils.html import format_html
 
+from submissions.admin import review
 from submissions.models import (
+    Annotation,
     ApiToken,
     BaselineTiming,
     Evaluation,
@@ -121,7 +123,6 @@ class RunAdmin(admin.ModelAdmin):
         "submitter",
         "created_at",
     ]
-    list_filter = ["status", "published", "transcript_status", "hardware", "harness", "problem"]
     list_select_related = ["problem", "language_model", "harness", "hardware", "submitter"]
     search_fields = ["uuid", "problem__slug", "language_model__slug", "submitter__username"]
     date_hierarchy = "created_at"
@@ -132,8 +133,15 @@ class RunAdmin(admin.ModelAdmin):
         if field.name not in ("id", "published", "normalized_transcript")
     ]
     exclude = ["normalized_transcript"]  # uploads are never served as media
-    inlines = [TranscriptFileInline, EvaluationInline]
-    actions = ["publish", "unpublish"]
+    inlines = [review.AnnotationInline, TranscriptFileInline, EvaluationInline]
+    actions = ["publish", "unpublish", review.invalidate, review.restore]
+    list_filter = ["status", "published", "transcript_status", "hardware", "harness", "problem"]
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is Annotation:
+            review.save_annotations(request, formset)
+        else:
+            super().save_formset(request, form, formset, change)
 
     def has_add_permission(self, request):
         return False  # runs arrive through the API
