@@ -54,7 +54,7 @@ def run_figures(session: Session) -> RunFigures:
     the last timestamp anywhere in the run. ``cost_usd`` is the CLI's figure (a reported total,
     or the per-call costs it wrote, summed over every session of the run).
     """
-    usage, usage_source = _run_usage(session)
+    usage, usage_source = run_usage(session)
     figures = {
         **_token_figures(usage, usage_source),
         "turns": _turns(session),
@@ -68,7 +68,8 @@ def run_figures(session: Session) -> RunFigures:
     )
 
 
-def _run_usage(session: Session) -> tuple[Usage, str | None]:
+def run_usage(session: Session) -> tuple[Usage, str | None]:
+    """The run's token usage by the rule of ``run_figures``, and its source (None: no usage)."""
     total, sources = Usage(), set()
     pending = [(session, False)]
     while pending:

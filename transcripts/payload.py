@@ -9,14 +9,10 @@ from __future__ import annotations
 import json
 import re
 
-from transcripts.markdown import render_markdown
 from transcripts.model import Event, Kind, Session, Usage, parse_timestamp
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
-# markdown-it-py + bleach cost about 3 ms per KB here; past this much assistant prose a page
-# shows the rest as escaped plain text so that huge logs still render in seconds.
-MARKDOWN_BUDGET_CHARS = 100_000
 
 
 def build_payload(session: Session) -> dict:
@@ -45,7 +41,6 @@ def session_totals(session: Session) -> dict:
     return {
         "usage": _usage_dict(inclusive),
         "own_usage": _usage_dict(own),
-        "reported_usage": _usage_dict(session.reported_usage) if session.reported_usage else None,
         "cost_usd": session.cost_usd,
         "duration_ms": session_duration_ms(session),
         "turns": session.num_turns if session.num_turns is not None else _count_prompts(session),
@@ -78,7 +73,6 @@ class _Builder:
         self.sessions: list[dict] = []
         self.anchors: set[str] = set()
         self.tool_names: dict[str, str] = {}
-        self.markdown_left = MARKDOWN_BUDGET_CHARS
 
     def add_session(self, session: Session, *, parent: list | None, depth: int) -> int:
         index = len(self.sessions)
@@ -96,9 +90,6 @@ class _Builder:
         _put(out, "m", event.model)
         if event.usage is not None:
             out["u"] = [getattr(event.usage, key) for key in _USAGE_KEYS]
-        if event.kind == Kind.ASSISTANT and 0 < len(event.text) <= self.markdown_left:
-            self.markdown_left -= len(event.text)
-            out["h"] = render_markdown(event.text)
         self.tool_fields(event, out)
         if event.children:
             out["ch"] = [
@@ -151,6 +142,8 @@ def _session_header(session: Session, *, parent: list | None, depth: int) -> dic
     _put(out, "ai", session.agent_id)
     _put(out, "d", session.description)
     _put(out, "w", session.warnings)
+    if depth:  # the main session's own figures are in the page's server-rendered totals
+        _put(out, "cf", session.cli_figures or None)
     return out
 
 

@@ -60,7 +60,7 @@ def render_html(session: Session, *, context: dict) -> str:
 def _body(session: Session, *, context: dict, title: str, totals: dict) -> str:
     parts = [
         header_html(session, context=context, title=title),
-        totals_html(totals),
+        totals_html(session, totals),
         evaluation_html(context.get("evaluation")),
         solution_html(context.get("solution")),
         _VIEWER_SKELETON,

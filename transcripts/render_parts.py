@@ -9,7 +9,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from transcripts.model import Session
+from transcripts.figures import CLI, EVENTS, run_usage
+from transcripts.model import Session, Usage
 
 _FORMATTER = HtmlFormatter(cssclass="hl", linenos="inline")
 
@@ -42,27 +43,95 @@ def header_html(session: Session, *, context: dict, title: str) -> str:
     )
 
 
-def totals_html(totals: dict) -> str:
-    usage, own = totals["usage"], totals["own_usage"]
-    token_rows = [(key.replace("_", " "), f"{usage[key]:,}", f"{own[key]:,}") for key in usage] + [
-        ("total", f"{sum(usage.values()):,}", f"{sum(own.values()):,}")
+_TOKEN_ROWS = (
+    ("input: every prompt token", lambda u: u.input + u.cache_read + u.cache_write),
+    ("\u2003of which cache reads", lambda u: u.cache_read),
+    ("\u2003of which cache writes", lambda u: u.cache_write),
+    ("\u2003of which uncached", lambda u: u.input),
+    ("output: every generated token", lambda u: u.output),
+    ("\u2003of which reasoning", lambda u: u.reasoning),
+    ("total = input + output", lambda u: u.total),
+)
+_SOURCES = {CLI: "the CLI's own run total", EVENTS: "summed over API calls"}
+
+
+def totals_html(session: Session, totals: dict) -> str:
+    run, source = run_usage(session)
+    columns = [
+        (f"run, as the leaderboard counts it ({_SOURCES.get(source, 'no usage')})", run, source),
+        ("summed over API calls, subagents included", Usage(**totals["usage"]), True),
+        ("main thread's API calls", Usage(**totals["own_usage"]), True),
     ]
-    head = "<tr><th>tokens</th><th>run, subagents included</th><th>main thread</th></tr>"
-    body = "".join(f"<tr><th>{_e(a)}</th><td>{b}</td><td>{c}</td></tr>" for a, b, c in token_rows)
-    reported = totals.get("reported_usage")
+    head = "<tr><th>tokens, normalized</th>" + "".join(f"<th>{_e(c[0])}</th>" for c in columns)
+    body = "".join(
+        f"<tr><th>{label}</th>"
+        + "".join(f"<td>{f'{value(u):,}' if shown else '-'}</td>" for _, u, shown in columns)
+        + "</tr>"
+        for label, value in _TOKEN_ROWS
+    )
     other = [
-        ("cost", f"${totals['cost_usd']:.4f}" if totals.get("cost_usd") is not None else None),
+        ("cost (the CLI's own)", _money(totals.get("cost_usd"))),
         ("duration", _duration(totals.get("duration_ms"))),
         ("turns", totals.get("turns")),
         ("API calls", totals["api_calls"]),
         ("tool calls", totals["tool_calls"]),
         ("subagents", totals["subagents"]),
-        ("usage reported by the CLI", _usage_line(reported) if reported else None),
     ]
     return (
-        f'<section id="totals"><h2>Totals</h2><table class="tokens">{head}{body}</table>'
+        f'<section id="totals"><h2>Totals</h2>{_NORMALIZED_NOTE}'
+        f'<table class="tokens">{head}</tr>{body}</table>'
+        f"{cli_figures_html(session.cli_figures)}"
         f'<table class="meta">{_rows(other)}</table></section>'
     )
+
+
+_NORMALIZED_NOTE = (
+    '<p class="muted">Normalized figures mean the same for every CLI: input counts every prompt '
+    "token (cache reads and writes included), output every generated token (reasoning "
+    "included), total is input + output. How each CLI's fields map to them: docs/transcripts.md."
+    "</p>"
+)
+
+
+def cli_figures_html(figures: dict) -> str:
+    """The CLI's own figures under its own field names, values as written (never rounded)."""
+    if not figures:
+        return (
+            '<p class="cli-figures muted">The CLI wrote no run or turn totals of its own; the '
+            "figures above are its per-call usage, summed.</p>"
+        )
+    rows = "".join(
+        f"<tr><th><code>{_e(name)}</code></th><td>{_e(verbatim(value))}</td></tr>"
+        for name, value in _leaves(figures)
+    )
+    return (
+        '<h3>As the CLI reported them (field names and values as written)</h3>'
+        f'<table class="cli-figures">{rows}</table>'
+    )
+
+
+def _leaves(figures: dict, prefix: str = ""):
+    for name, value in figures.items():
+        label = f"{prefix}{name}"
+        if isinstance(value, dict) and value:
+            yield from _leaves(value, label + ".")
+        else:
+            yield label, value
+
+
+def verbatim(value) -> str:
+    """A figure as the CLI wrote it: integers get thousands separators, nothing is rounded."""
+    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _money(value) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return "$" + f"{value:.10f}".rstrip("0").rstrip(".")
 
 
 def evaluation_html(evaluation: dict | None) -> str:
@@ -159,10 +228,6 @@ def _rows(rows) -> str:
 
 def _counts(counts: dict) -> str | None:
     return ", ".join(f"{name} {n:,}" for name, n in counts.items()) or None
-
-
-def _usage_line(usage: dict) -> str:
-    return ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in usage.items() if v)
 
 
 def _number(value):

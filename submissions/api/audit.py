@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from submissions import selectors
 from submissions.api.serializers import AnnotationSerializer, RunListSerializer
+from submissions.api.views import RunPagination
 from submissions.models import Annotation, Run
 from submissions.services import audit
 
@@ -73,6 +74,7 @@ class ReviewQueueView(generics.ListAPIView):
 
     permission_classes = [permissions.IsAdminUser]
     serializer_class = RunListSerializer
+    pagination_class = RunPagination
 
     def get_queryset(self):
         return selectors.review_queue()

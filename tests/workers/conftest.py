@@ -7,6 +7,7 @@ import pytest
 from django.core.files.base import ContentFile
 
 from submissions.models import HardwareTarget, Run, Solution
+from submissions.models.runs import solution_ast_hash
 from tests.factories import make_hardware, make_run
 
 FAKE_ENGINE = Path(__file__).with_name("fake_engine.py")
@@ -42,7 +43,7 @@ def fake_engine(settings, tmp_path, monkeypatch) -> FakeEngine:
 
 def make_solution(text: str) -> Solution:
     digest = hashlib.sha256(text.encode()).hexdigest()
-    solution = Solution(sha256=digest, size=len(text))
+    solution = Solution(sha256=digest, size=len(text), ast_hash=solution_ast_hash(text))
     solution.file.save("solution.py", ContentFile(text.encode()), save=False)
     solution.save()
     return solution

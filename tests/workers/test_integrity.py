@@ -1,0 +1,249 @@
+"""Integrity: each automatic flag fires on a crafted grade and stays silent on an honest one;
+grades not made as the protocol requires are never published; staff verdicts and invalidation
+through the API, 403 for everyone else."""
+
+import copy
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from submissions.models import Annotation, HardwareTarget, Run
+from submissions.services import evaluations, integrity
+from tests.factories import (
+    make_evaluation,
+    make_hardware,
+    make_superuser,
+    make_token,
+    make_user,
+)
+from tests.workers.conftest import make_graded_run, make_solution
+
+pytestmark = pytest.mark.django_db
+
+HONEST = {
+    "problem": "softmax",
+    "problem_version": "v1",
+    "device": "cuda",
+    "verdict": "ok",
+    "reason": "",
+    "score": 0.4,
+    "hidden_score": 0.38,
+    "correct_visible": True,
+    "correct_hidden": True,
+    "gates": [{"name": "static", "status": "pass", "details": {"hits": []}}],
+    "shapes": [
+        {
+            "set": "visible",
+            "index": 0,
+            "params": {"n": 1024},
+            "correct": True,
+            "peak_fraction": 0.4,
+            "speedup_eager": 1.8,
+            "speedup_compile": 1.2,
+            "time": {
+                "median_us": 100.0,
+                "mean_us": 101.0,
+                "std_us": 1.0,
+                "min_us": 99.0,
+                "p10_us": 99.5,
+                "p90_us": 102.0,
+                "n": 200,
+            },
+        }
+    ],
+    "environment": {"hardware": "h100-sxm"},
+    "isolation": {"sandboxed": True},
+}
+
+
+def crafted(**changes) -> dict:
+    result = copy.deepcopy(HONEST)
+    for path, value in changes.items():
+        target, *keys = path.split("__")
+        node = result[target] if keys else result
+        for key in keys[:-1]:
+            node = node[int(key)] if key.isdigit() else node[key]
+        last = keys[-1] if keys else target
+        node[int(last) if last.isdigit() else last] = value
+    return result
+
+
+def flag_codes(result: dict, **fields) -> set[str]:
+    run = make_graded_run()
+    evaluation = make_evaluation(run, result=result, **fields)
+    return {flag.code for flag in integrity.grade_flags(evaluation)}
+
+
+def test_an_honest_grade_raises_no_flag():
+    assert flag_codes(HONEST) == set()
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        ({"shapes__0__peak_fraction": 0.97}, "near_roofline"),
+        ({"shapes__0__speedup_compile": 45.0}, "large_speedup"),
+        ({"correct_hidden": False}, "visible_hidden_disagree"),
+        ({"hidden_score": 0.05}, "score_gap"),
+        ({"shapes__0__time__p90_us": 180.0}, "timing_spread"),
+        (
+            {"gates__0__details__hits": [{"rule": "threads", "line": 7, "message": "threading"}]},
+            "static_warnings",
+        ),
+        (
+            {
+                "verdict": "timing_rejected",
+                "reason": "performance: 1 us is faster than the speed of light on H100",
+            },
+            "faster_than_light",
+        ),
+    ],
+)
+def test_each_flag_fires_on_its_crafted_grade(changes, code):
+    assert flag_codes(crafted(**changes)) == {code}
+
+
+def test_an_untrusted_grade_is_flagged():
+    assert flag_codes(HONEST, trusted=False) == {"untrusted_grade"}
+
+
+@pytest.mark.parametrize("directive", ["unsandboxed", "gpu=a100"])
+def test_a_grade_made_outside_the_protocol_is_never_published(
+    directive, fake_engine, django_capture_on_commit_callbacks, settings
+):
+    settings.ARENA_PUBLISH_ON_GRADE = True
+    gpu = make_hardware("fake-gpu", queue_name="cpu", device=HardwareTarget.Device.CUDA)
+    run = make_graded_run(f"# fake: verdict=ok\n# fake: {directive}\n", hardware=gpu)
+    Run.objects.filter(pk=run.pk).update(published=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluations.enqueue_evaluation(run=run)
+    run.refresh_from_db()
+    assert not run.headline_evaluation.trusted
+    assert not run.published
+    assert [flag["code"] for flag in run.flags] == ["untrusted_grade"]
+
+
+def test_near_identical_solutions_of_other_submitters_are_flagged():
+    code = "import torch\n\n\ndef f(x):\n    '''doc'''\n    return x + 1\n"
+    reformatted = "import torch\ndef f(x):\n    return (x + 1)  # same tree\n"
+    first = make_graded_run(submitter=make_user("alice"))
+    Run.objects.filter(pk=first.pk).update(solution=make_solution(code))
+    second = make_graded_run(submitter=make_user("bob"), problem=first.problem)
+    second.solution = make_solution(reformatted)
+    Run.objects.filter(pk=second.pk).update(solution=second.solution)
+    integrity.refresh_solution_flags(run=Run.objects.get(pk=second.pk))
+    (flag,) = Run.objects.get(pk=second.pk).flags
+    assert flag["code"] == "similar_solution"
+    assert flag["evidence"] == [{"kind": "run", "run": str(first.uuid)}]
+
+
+def test_tool_calls_reaching_outside_the_workspace_are_flagged_with_permalinks():
+    from transcripts.model import Event, Kind, Session
+
+    events = [
+        Event(kind=Kind.TOOL_CALL, id="t1", tool_name="Read", file_path="/work/solution.py"),
+        Event(
+            kind=Kind.TOOL_CALL,
+            id="t:2",
+            tool_name="Bash",
+            arguments={"cmd": "cat ../../hidden.yaml"},
+        ),
+    ]
+    run = make_graded_run()
+    integrity.refresh_transcript_flags(
+        run=run, session=Session(id="s", harness="h", format="f", events=events)
+    )
+    (flag,) = Run.objects.get(pk=run.pk).flags
+    assert flag["code"] == "reads_outside_workspace"
+    assert flag["evidence"] == [{"kind": "event", "event": "e-t_2"}]
+    integrity.refresh_transcript_flags(run=run, session=Session(id="s", harness="h", format="f"))
+    assert Run.objects.get(pk=run.pk).flags == []
+
+
+def api_as(user) -> APIClient:
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {make_token(user)}")
+    return api
+
+
+def test_staff_annotate_with_evidence_and_everyone_sees_the_history():
+    run = make_graded_run(published=True)
+    url = reverse("api:run-annotate", kwargs={"run_id": run.uuid})
+    evidence = [{"kind": "event", "event": "e-t_2"}, {"kind": "lines", "start": 3, "end": 9}]
+    staff = api_as(make_superuser())
+    made = staff.post(
+        url,
+        {"verdict": "suspicious", "comment": "<b>reads</b>", "evidence": evidence},
+        format="json",
+    )
+    assert made.status_code == 201, made.content
+    staff.post(url, {"verdict": "legit"}, format="json")
+    detail = APIClient().get(reverse("api:run-detail", kwargs={"uuid": run.uuid})).json()
+    assert [a["verdict"] for a in detail["annotations"]] == ["legit", "suspicious"]
+    assert detail["annotations"][1]["evidence"] == evidence
+
+
+def test_bad_evidence_is_refused_and_nothing_is_stored():
+    run = make_graded_run()
+    url = reverse("api:run-annotate", kwargs={"run_id": run.uuid})
+    response = api_as(make_superuser()).post(
+        url,
+        {"verdict": "hack", "evidence": [{"kind": "lines", "start": 9, "end": 2}]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "is neither a transcript event" in response.json()["detail"]
+    assert not Annotation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("run-annotate", {"verdict": "hack"}),
+        ("run-invalidate", {"reason": "cheat"}),
+        ("run-restore", {}),
+    ],
+)
+def test_only_staff_may_annotate_invalidate_or_restore(name, body):
+    run = make_graded_run(published=True)
+    url = reverse(f"api:{name}", kwargs={"run_id": run.uuid})
+    assert api_as(make_user("someone")).post(url, body, format="json").status_code == 403
+    assert APIClient().post(url, body, format="json").status_code in (401, 403)
+    run.refresh_from_db()
+    assert run.invalidated_at is None and not Annotation.objects.exists()
+
+
+def test_only_staff_see_the_review_queue():
+    url = reverse("api:review-queue")
+    assert api_as(make_user("someone")).get(url).status_code == 403
+    assert api_as(make_superuser()).get(url).status_code == 200
+
+
+def test_the_review_queue_holds_flagged_unreviewed_runs_oldest_first():
+    older, newer, quiet = make_graded_run(), make_graded_run(), make_graded_run()
+    flagged = [{"code": "score_gap", "message": "gap", "source": "grade"}]
+    Run.objects.filter(pk__in=[older.pk, newer.pk]).update(flags=flagged)
+    queue = api_as(make_superuser()).get(reverse("api:review-queue")).json()["results"]
+    assert [row["id"] for row in queue] == [str(older.uuid), str(newer.uuid)]
+    Annotation.objects.create(run=older, author=make_superuser("boss"), verdict="legit")
+    queue = api_as(make_superuser("other")).get(reverse("api:review-queue")).json()["results"]
+    assert [row["id"] for row in queue] == [str(newer.uuid)]
+    assert str(quiet.uuid) not in str(queue)
+
+
+def test_the_admin_review_queue_records_a_one_click_verdict(client):
+    run = make_graded_run(published=True)
+    Run.objects.filter(pk=run.pk).update(flags=[{"code": "x", "message": "m", "source": "grade"}])
+    client.force_login(make_superuser())
+    page = client.get(reverse("admin:submissions_runforreview_changelist")).content.decode()
+    assert str(run.uuid)[:8] in page
+    client.post(reverse("admin:submissions_review_verdict", args=[run.pk, "hack"]))
+    run.refresh_from_db()
+    assert run.invalidated_at is not None and run.annotations.get().verdict == "hack"
+
+
+def test_the_admin_review_queue_is_closed_to_non_staff(client):
+    client.force_login(make_user("someone"))
+    response = client.get(reverse("admin:submissions_runforreview_changelist"))
+    assert response.status_code == 302  # to the admin login
