@@ -11,11 +11,11 @@ from dataclasses import asdict, dataclass, field, make_dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from runners.schema import EvaluationResult, GateResult
-from submissions.models import Annotation, Evaluation, Run, ShapeResult
+from submissions.models import Annotation, Evaluation, RetiredProblemVersion, Run, ShapeResult
 from submissions.models.evaluations import SHAPE_MEASURES
 
 HIDDEN_GATE_NAMES = ("correct_hidden",)
@@ -46,13 +46,18 @@ def review_queue() -> QuerySet[Run]:
 def run_detail_queryset() -> QuerySet[Run]:
     # the headline evaluation is one of the prefetched evaluations: see latest_evaluation
     evaluations = Evaluation.objects.select_related("hardware").order_by("-created_at")
-    return Run.objects.select_related(
-        "problem", "language_model", "harness", "hardware", "solution", "submitter"
-    ).prefetch_related(
-        "transcript_files",
-        Prefetch("annotations", queryset=Annotation.objects.select_related("author")),
-        Prefetch("evaluations", queryset=evaluations),
-        "evaluations__shapes",
+    retired = RetiredProblemVersion.objects.filter(
+        problem=OuterRef("problem"), version=OuterRef("problem_version")
+    )
+    return (
+        Run.objects.annotate(retired_version_note=Subquery(retired.values("note")[:1]))
+        .select_related("problem", "language_model", "harness", "hardware", "solution", "submitter")
+        .prefetch_related(
+            "transcript_files",
+            Prefetch("annotations", queryset=Annotation.objects.select_related("author")),
+            Prefetch("evaluations", queryset=evaluations),
+            "evaluations__shapes",
+        )
     )
 
 

@@ -100,7 +100,7 @@ def _assets() -> tuple[str, str]:
     css = (ASSETS / "viewer.css").read_text(encoding="utf-8") + pygments_css()
     js = "\n".join(
         (ASSETS / name).read_text(encoding="utf-8")
-        for name in ("viewer-diff.js", "viewer.js", "viewer-nav.js")
+        for name in ("viewer-md.js", "viewer-diff.js", "viewer.js", "viewer-nav.js")
     )
     if "</" in js or "</" in css:
         raise ValueError("viewer assets must not contain '</'")

@@ -10,7 +10,8 @@ from submissions.models import Solution
 from transcripts.markdown import render_markdown
 
 # static/pygments.css is this formatter's get_style_defs(".highlight")
-FORMATTER = HtmlFormatter(cssclass="highlight", linenos="table", wrapcode=True)
+# lineanchors: line N is #L-N, the target of an annotation's line-range evidence
+FORMATTER = HtmlFormatter(cssclass="highlight", linenos="table", wrapcode=True, lineanchors="L")
 
 
 def statement_html(statement: str) -> str:
@@ -21,7 +22,7 @@ def statement_html(statement: str) -> str:
 def solution_html(solution: Solution) -> str:
     """The highlighted solution; a solution's content never changes, so its HTML is cached by
     its hash and the file is read once."""
-    key = f"solution-html:{solution.sha256}"
+    key = f"solution-html:2:{solution.sha256}"
     html = cache.get(key)
     if html is None:
         html = highlight(solution.code, PythonLexer(), FORMATTER)

@@ -253,3 +253,9 @@ FAILURE_LABELS = {
 def failure_label(kind) -> str:
     """The matrix's words for a failure kind."""
     return FAILURE_LABELS.get(kind, kind or DASH)
+
+
+@register.filter
+def humanize_code(code) -> str:
+    """A flag's code in words: ``visible_hidden_disagree`` → "visible hidden disagree"."""
+    return str(code or DASH).replace("_", " ")

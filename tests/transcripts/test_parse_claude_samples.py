@@ -1,8 +1,8 @@
 from collections import Counter
 from pathlib import Path
 
-from transcripts.model import Kind, Session
-from transcripts.parsers import detect_format, parse_files
+from transcripts.model import Kind, Session, Usage
+from transcripts.parsers import detect_format, parse_files, session_files_for
 
 SAMPLES = Path(__file__).parent / "samples"
 EDITS = SAMPLES / "claude-jsonl-edits-3fe1b6bc.jsonl"
@@ -157,3 +157,73 @@ def test_stream_json_result_line_gives_the_reported_totals():
     assert session.cli_version == "2.1.6"
     assert session.models == ["claude-haiku-4-5-20251001"]
     assert session.events[-1].subtype == "result"
+
+
+# Real session folders (see samples/README.md), counted from the raw files: the main file of
+# e9fb405b (v2.1.7) has 14 tool calls over 11 API messages, its subagents/agent-a485154.jsonl 20
+# tool calls over 6 API messages and one hook_progress record; the Task result records
+# totalDurationMs 349797 and totalTokens 57744, while the agent file's timestamps span 106.5 s.
+FOLDER = SAMPLES / "claude-subagents-folder-e9fb405b"
+FOLDER_MAIN = FOLDER / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+BESIDE = SAMPLES / "claude-agent-beside-4c2ddfdc"
+BESIDE_MAIN = BESIDE / "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+
+
+def test_real_subagents_folder_nests_the_agent_under_its_task_call():
+    files = session_files_for(FOLDER_MAIN)
+    assert [p.name for p in files] == [FOLDER_MAIN.name, "agent-a485154.jsonl"]
+    session = parse_files(files)
+    (task,) = [e for e in session.events if e.children]
+    assert (task.tool_name, task.call_id) == ("Task", "toolu_bdrk_019PUUtqzQg8U5ogfuyQ7yLV")
+    (agent,) = task.children
+    assert (agent.agent_id, agent.agent_type) == ("a485154", "solution-architect")
+    assert sum(tool_names(session).values()) == 14
+    assert sum(tool_names(agent).values()) == 20
+    assert session.usage() == Usage(input=537, output=10099, cache_read=223343, cache_write=157962)
+    assert agent.usage() == Usage(input=5233, output=1845, cache_read=91980, cache_write=115531)
+    assert session.warnings == []
+
+
+def test_real_subagent_keeps_the_task_results_own_figures():
+    session = parse_files(session_files_for(FOLDER_MAIN))
+    (agent,) = [e for e in session.events if e.children][0].children
+    assert agent.duration_ms == 349797  # the Task result's, not the file's 106.5 s span
+    figures = agent.cli_figures
+    assert figures["Task result: toolUseResult.totalDurationMs"] == 349797
+    assert figures["Task result: toolUseResult.totalTokens"] == 57744
+    assert figures["Task result: toolUseResult.totalToolUseCount"] == 20
+
+
+def test_real_hook_progress_in_a_subagent_file_is_a_hook_as_in_the_main_file():
+    session = parse_files(session_files_for(FOLDER_MAIN))
+    (agent,) = [e for e in session.events if e.children][0].children
+    assert kinds(agent)[Kind.RAW] == 0
+    (hook,) = [e for e in agent.events if e.subtype == "hook"]
+    assert hook.text == "SubagentStop · SubagentStop · codemie hook"
+    assert agent.record_counts["progress"] == 1
+
+
+def test_real_agent_files_beside_the_session_are_found_and_kept():
+    """v2.0.64 writes agent-<id>.jsonl beside the session; these two are warm-up agents that no
+    Task call spawned, so they hang at the top level with a warning."""
+    files = session_files_for(BESIDE_MAIN)
+    assert [p.name for p in files] == [BESIDE_MAIN.name, "agent-36541525.jsonl", "agent-50243ee8.jsonl"]
+    session = parse_files(files)
+    assert session.record_counts == {"file-history-snapshot": 6, "user": 9, "assistant": 10}
+    assert tool_names(session) == {"Write": 3, "Read": 1, "Edit": 1, "Bash": 1}
+    holders = [e for e in session.events if e.subtype == "subagent"]
+    assert [c.agent_id for e in holders for c in e.children] == ["36541525", "50243ee8"]
+    assert [e.text for e in holders[0].children[0].events if e.kind == Kind.USER] == ["Warmup"]
+    assert len(session.warnings) == 2
+    edit = next(e for e in session.events if e.tool_name == "Edit")
+    assert edit.diff is not None and "+# Simple hello world program" in edit.diff
+
+
+def test_stream_json_keeps_the_result_lines_own_figures_verbatim():
+    session = parse_files([STREAM])
+    figures = session.cli_figures
+    assert figures["result.usage"]["output_tokens"] == 161  # main thread only
+    assert figures["result.modelUsage"]["claude-haiku-4-5-20251001"]["outputTokens"] == 4795
+    assert figures["result.total_cost_usd"] == 0.0999967
+    (agent,) = [p for depth, p in session.walk() if depth]
+    assert agent.cli_figures["Task result: toolUseResult.totalTokens"] == 37089

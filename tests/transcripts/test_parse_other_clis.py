@@ -6,6 +6,7 @@ from transcripts.model import Kind, Usage
 from transcripts.parsers import detect_format, parse_files
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SAMPLES = Path(__file__).parent / "samples"
 CURSOR = FIXTURES / "cursor" / "stream-json-edit.jsonl"
 GEMINI_STREAM = FIXTURES / "gemini" / "stream-json.jsonl"
 GEMINI_CHAT = FIXTURES / "gemini" / "session-2026-02-12T14-00-c0ffee00.json"
@@ -148,3 +149,20 @@ def test_opencode_edit_keeps_the_tool_diff_and_errors_become_notices():
     assert (notice.subtype, notice.text) == ("api_error", "Rate limit exceeded")
     assert notice.is_error
     assert session.started_at == "2026-02-24T10:46:40.000Z"
+
+
+# A real saved Gemini CLI chat (gemini-3-pro; see samples/README.md). Summed over its messages'
+# own ``tokens``: input 87,418 (cached 62,117 of them), output 1,441, thoughts 2,914, total 91,773.
+GEMINI_REAL = SAMPLES / "gemini-session-2026-01-16T11-01-file-ops-37b7abef.json"
+
+
+def test_real_gemini_saved_chat_counts_and_tokens():
+    assert detect_format(GEMINI_REAL) == "gemini-json"
+    session = parse_files([GEMINI_REAL])
+    assert session.record_counts == {"user": 5, "gemini": 9}
+    calls = of_kind(session, Kind.TOOL_CALL)
+    assert len(calls) == 14 and len(of_kind(session, Kind.TOOL_RESULT)) == 14
+    assert sum(e.tool_name == "read_file" for e in calls) == 6
+    usage = session.usage()
+    assert usage == Usage(input=87418 - 62117, output=1441 + 2914, cache_read=62117, reasoning=2914)
+    assert usage.total == 91773  # the sum of the messages' own ``total``

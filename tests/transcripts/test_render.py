@@ -4,14 +4,18 @@ from pathlib import Path
 
 from viewer_cases import PAYLOAD, hostile_context, hostile_session
 
-from transcripts import payload as payload_module
+from transcripts.figures import run_figures
 from transcripts.model import Event, Kind, Session
-from transcripts.parsers import parse_files
+from transcripts.parsers import parse_files, session_files_for
 from transcripts.render import render_html
 
 SAMPLES = Path(__file__).parent / "samples"
 EDITS = SAMPLES / "claude-jsonl-edits-3fe1b6bc.jsonl"
 STREAM = SAMPLES / "claude-stream-json-task-subagent.jsonl"
+ROLLOUT = SAMPLES / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+FOLDER_MAIN = (
+    SAMPLES / "claude-subagents-folder-e9fb405b" / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+)
 DATA_OPEN = '<script type="application/json" id="run-data">'
 
 
@@ -109,33 +113,77 @@ def test_csp_hashes_match_the_inline_script_and_style():
     assert html.index("Content-Security-Policy") < html.index("<title>")
 
 
-def test_assistant_markdown_drops_raw_html_and_unsafe_links():
-    session = Session(
-        id="s",
-        harness="claude-code",
-        format="claude-jsonl",
-        events=[
-            Event(
-                kind=Kind.ASSISTANT,
-                id="a",
-                text="**bold** <b>raw</b> [bad](javascript:alert(1)) [good](https://example.com)",
-            )
-        ],
-    )
-    fragment = page_events(render_html(session, context={}))[0]["h"]
-    assert "<strong>bold</strong>" in fragment
-    assert "&lt;b&gt;raw&lt;/b&gt;" in fragment
-    assert 'href="javascript' not in fragment
-    assert 'href="https://example.com"' in fragment
+def totals_section(html: str) -> str:
+    start = html.index('id="totals"')
+    return html[start : html.index("</section>", start)]
 
 
-def test_prose_past_the_markdown_budget_is_kept_as_plain_text(monkeypatch):
-    monkeypatch.setattr(payload_module, "MARKDOWN_BUDGET_CHARS", 10)
+def verbatim_rows(html: str) -> dict[str, str]:
+    table = totals_section(html).split('<table class="cli-figures">')[1].split("</table>")[0]
+    return dict(re.findall(r"<tr><th><code>([^<]*)</code></th><td>([^<]*)</td></tr>", table))
+
+
+def normalized_rows(html: str) -> dict[str, list[str]]:
+    table = totals_section(html).split('<table class="tokens">')[1].split("</table>")[0]
+    rows = re.findall(r"<tr><th>([^<]*)</th>((?:<td>[^<]*</td>)+)</tr>", table)
+    return {label.strip(): re.findall(r"<td>([^<]*)</td>", cells) for label, cells in rows}
+
+
+def test_codex_rollout_page_shows_the_clis_input_and_total_and_the_normalized_ones():
+    """Issue 13: the page showed input minus cached (1,126,300) in the CLI's own row and a total
+    of 6,066,713 (reasoning added twice); the CLI says 6,055,836 and 6,064,954."""
+    html = render_html(parse_files([ROLLOUT]), context={})
+    cli = verbatim_rows(html)
+    prefix = "last token_count: info.total_token_usage."
+    assert cli[prefix + "input_tokens"] == "6,055,836"
+    assert cli[prefix + "cached_input_tokens"] == "4,929,536"
+    assert cli[prefix + "total_tokens"] == "6,064,954"
+    rows = normalized_rows(html)
+    assert rows["input: every prompt token"][0] == "6,055,836"
+    assert rows["of which uncached"][0] == "1,126,300"
+    assert rows["total = input + output"] == ["6,064,954"] * 3
+    assert "6,066,713" not in html
+
+
+def test_codex_exec_page_shows_the_turns_input_as_the_cli_wrote_it():
+    html = render_html(parse_files([SAMPLES / "codex-exec-json-file-change.jsonl"]), context={})
+    assert verbatim_rows(html)["turn.completed usage (turn 1).input_tokens"] == "6,008"
+    assert normalized_rows(html)["input: every prompt token"][0] == "6,008"
+
+
+def test_stream_json_page_shows_result_usage_and_model_usage_and_the_exact_cost():
+    html = render_html(parse_files([STREAM]), context={})
+    cli = verbatim_rows(html)
+    assert cli["result.usage.output_tokens"] == "161"
+    assert cli["result.modelUsage.claude-haiku-4-5-20251001.outputTokens"] == "4,795"
+    assert cli["result.total_cost_usd"] == "0.0999967"
+    assert "$0.0999967" in totals_section(html) and "$0.1000" not in html
+    leaderboard = normalized_rows(html)["output: every generated token"][0]
+    assert leaderboard == f"{run_figures(parse_files([STREAM])).output_tokens:,}" == "4,795"
+
+
+def test_a_cli_without_totals_of_its_own_says_so_beside_the_summed_figures():
+    section = totals_section(render_html(parse_files([EDITS]), context={}))
+    assert "cli-figures muted" in section and "per-call usage, summed" in section
+    assert normalized_rows(render_html(parse_files([EDITS]), context={}))[
+        "input: every prompt token"
+    ][0] == f"{15377 + 1707033 + 5157884:,}"
+
+
+def test_subagent_entries_carry_the_task_results_own_figures():
+    sessions = page_sessions(render_html(parse_files(session_files_for(FOLDER_MAIN)), context={}))
+    agent = sessions[1]
+    assert agent["cf"]["Task result: toolUseResult.totalTokens"] == 57744
+    assert agent["tot"]["duration_ms"] == 349797
+    assert "cf" not in sessions[0]
+
+
+def test_prose_is_embedded_as_written_for_the_page_to_format():
     events = [Event(kind=Kind.ASSISTANT, id=str(n), text=f"*prose {n}*") for n in range(3)]
     session = Session(id="s", harness="h", format="f", events=events)
     shown = page_events(render_html(session, context={}))
-    assert "h" in shown[0]
-    assert "h" not in shown[1] and shown[1]["x"] == "*prose 1*"
+    assert [e["x"] for e in shown] == ["*prose 0*", "*prose 1*", "*prose 2*"]
+    assert all("h" not in e for e in shown)  # no server-side HTML left to trust
 
 
 def test_held_out_shape_parameters_never_reach_the_page():

@@ -247,3 +247,28 @@ def test_the_admin_review_queue_is_closed_to_non_staff(client):
     client.force_login(make_user("someone"))
     response = client.get(reverse("admin:submissions_runforreview_changelist"))
     assert response.status_code == 302  # to the admin login
+
+
+def test_the_run_page_shows_flags_reviews_and_the_invalidation_escaped(client):
+    run = make_graded_run(published=True)
+    flag = {"code": "score_gap", "message": "Held-out score 80% below", "source": "grade"}
+    Run.objects.filter(pk=run.pk).update(flags=[flag])
+    staff = make_superuser()
+    Annotation.objects.create(
+        run=run,
+        author=staff,
+        verdict="hack",
+        comment="<script>alert(1)</script>",
+        evidence=[{"kind": "event", "event": "e-t_2"}, {"kind": "lines", "start": 4, "end": 6}],
+    )
+    api_as(staff).post(
+        reverse("api:run-invalidate", kwargs={"run_id": run.uuid}),
+        {"reason": "<b>caches outputs</b>"},
+        format="json",
+    )
+    html = client.get(run.get_absolute_url()).content.decode()
+    assert "Invalidated" in html and "&lt;b&gt;caches outputs&lt;/b&gt;" in html
+    assert "score gap" in html and "Held-out score 80% below" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
+    assert f'{reverse("submissions:run-transcript", kwargs={"run_id": run.uuid})}#e-t_2' in html
+    assert 'href="#L-4"' in html

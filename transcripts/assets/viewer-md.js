@@ -20,7 +20,7 @@ var ArenaMarkdown = (function () {
     '(\\*|_)(?=[^\\s*_])([\\s\\S]{0,2000}?[^\\s\\\\])\\8',
     '(\\\\[\\\\`*_{}\\[\\]()#+\\-.!~|>])',
     '( {2,}|\\\\)\\n'
-  ].join('|'));
+  ].join('|'), 'g');
 
   function el(tag, text) {
     var node = document.createElement(tag);
@@ -88,56 +88,44 @@ var ArenaMarkdown = (function () {
     return i;
   }
 
+  function leading(line) { return line.length - line.replace(/^ +/, '').length; }
+
   function list(lines, i, parent) {
-    var first = ITEM.exec(lines[i]), ordered = /\d/.test(first[2]);
+    var first = ITEM.exec(lines[i]), ordered = /\d/.test(first[2]), indent = first[1].length;
     var node = el(ordered ? 'ol' : 'ul');
-    if (ordered && parseInt(first[2], 10) !== 1) node.setAttribute('start', parseInt(first[2], 10));
-    var indent = first[1].length;
+    var start = parseInt(first[2], 10);
+    if (ordered && start !== 1) node.setAttribute('start', String(start));
     while (i < lines.length) {
       var m = ITEM.exec(lines[i]);
       if (!m || m[1].length !== indent || /\d/.test(m[2]) !== ordered) break;
       var width = m[0].length, body = [lines[i].slice(width)];
-      i++;
-      while (i < lines.length) {
-        var line = lines[i], lead = line.length - line.replace(/^ +/, '').length;
+      for (i++; i < lines.length; i++) {
+        var line = lines[i], lead = leading(line);
         if (!line.trim()) {
-          var next = lines[i + 1];
-          if (next === undefined || next.length - next.replace(/^ +/, '').length <= indent) break;
+          if (leading(lines[i + 1] || '') <= indent) break;
           body.push('');
-        } else if (lead > indent) {
-          body.push(line.slice(Math.min(lead, width)));
-        } else if (ITEM.test(line) || startsBlock(line)) {
+        } else if (lead <= indent && startsBlock(line)) {
           break;
         } else {
-          body.push(line);
+          body.push(lead > indent ? line.slice(Math.min(lead, width)) : line);
         }
-        i++;
       }
-      var li = el('li');
-      if (body.length === 1 || !/\n\s*\n/.test(body.join('\n')) && !body.some(startsBlock)) {
-        inlineLines(body.filter(function (l) { return l.trim(); }), li);
-      } else {
-        blocks(body, li);
-      }
-      node.appendChild(li);
-      while (i < lines.length && !lines[i].trim()) {
-        var after = lines[i + 1];
-        var again = after !== undefined && ITEM.exec(after);
-        if (!again || again[1].length !== indent) break;
-        i++;
-      }
+      node.appendChild(listItem(body));
+      var j = i;
+      while (j < lines.length && !lines[j].trim()) j++;
+      var again = j < lines.length && ITEM.exec(lines[j]);
+      if (again && again[1].length === indent) i = j;
     }
     parent.appendChild(node);
     return i;
   }
 
-  function inlineLines(lines, parent) {
-    var sub = lines.filter(function (l) { return ITEM.test(l); });
-    if (!sub.length) { inline(lines.join('\n'), parent); return; }
-    var at = 0;
-    while (at < lines.length && !ITEM.test(lines[at])) at++;
-    inline(lines.slice(0, at).join('\n'), parent);
-    blocks(lines.slice(at), parent);
+  function listItem(body) {
+    var li = el('li');
+    var loose = body.some(function (l, n) { return n > 0 && (!l.trim() || startsBlock(l)); });
+    if (loose) blocks(body, li);
+    else inline(body.join('\n'), li);
+    return li;
   }
 
   function cells(line) {
@@ -181,27 +169,30 @@ var ArenaMarkdown = (function () {
   }
 
   function inline(text, parent) {
-    var rest = text;
-    while (rest) {
-      var m = INLINE.exec(rest);
-      if (!m) { parent.appendChild(document.createTextNode(rest)); break; }
-      var before = rest.slice(0, m.index), used = m[0].length;
-      if ((m[8] === '_' || m[5] === '__') && intraword(rest, m)) {
-        before += m[0][0];
-        used = 1;
-      } else {
-        if (before) parent.appendChild(document.createTextNode(before));
-        before = '';
-        parent.appendChild(inlineNode(m));
+    var pos = 0, pending = '', m;
+    while (pos < text.length) {
+      INLINE.lastIndex = pos;
+      m = INLINE.exec(text);
+      if (!m) break;
+      pending += text.slice(pos, m.index);
+      if ((m[8] === '_' || m[5] === '__') && intraword(text, m)) {
+        pending += text[m.index];
+        pos = m.index + 1;
+        continue;
       }
-      if (before) parent.appendChild(document.createTextNode(before));
-      rest = rest.slice(m.index + used);
+      if (pending) parent.appendChild(document.createTextNode(pending));
+      pending = '';
+      parent.appendChild(inlineNode(m));
+      pos = m.index + m[0].length;
     }
+    pending += text.slice(pos);
+    if (pending) parent.appendChild(document.createTextNode(pending));
     return parent;
   }
 
-  function intraword(rest, m) {
-    var prev = rest[m.index - 1] || ' ', next = rest[m.index + m[0].length] || ' ';
+  // snake_case and __dunder__ names are words, not emphasis.
+  function intraword(text, m) {
+    var prev = text[m.index - 1] || ' ', next = text[m.index + m[0].length] || ' ';
     return /\w/.test(prev) || /\w/.test(next);
   }
 

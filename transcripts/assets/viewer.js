@@ -1,11 +1,12 @@
 var ArenaViewer = (function () {
   'use strict';
-  // Untrusted strings only ever reach the DOM through textContent; the one innerHTML below takes
-  // assistant markdown that the server already sanitised with bleach.
+  // Untrusted strings only ever reach the DOM through textContent (markdown included: see
+  // viewer-md.js); nothing is ever assigned to innerHTML.
   var SESSIONS = JSON.parse(document.getElementById('run-data').textContent).sessions;
   var PAGE = 100;
   var PREVIEW_LINES = 20;
   var PREVIEW_CHARS = 3000;
+  var MD_PREVIEW_CHARS = 20000;
   var LABELS = {
     user: 'user', assistant: 'assistant', reasoning: 'reasoning', tool_call: 'tool call',
     tool_result: 'tool result', system: 'system', raw: 'raw'
@@ -214,29 +215,28 @@ var ArenaViewer = (function () {
     return oneLine(JSON.stringify(a), 160);
   }
 
+  // Normalized figures (docs/transcripts.md): input is every prompt token of the call, cache
+  // reads and writes included; output includes reasoning.
   function usageBadge(u) {
-    var context = u[0] + u[2] + u[3];
-    var badge = el('span', 'badge tokens',
-      'in ' + short(u[0]) + ' \u00b7 out ' + short(u[1]) + ' \u00b7 ctx ' + short(context));
-    badge.title = 'input ' + fmt(u[0]) + ', output ' + fmt(u[1]) + ', cache read ' + fmt(u[2]) +
-      ', cache write ' + fmt(u[3]) + (u[4] ? ', reasoning ' + fmt(u[4]) : '');
+    var input = u[0] + u[2] + u[3];
+    var text = 'in ' + short(input) + (u[2] ? ' (' + short(u[2]) + ' cached)' : '') +
+      ' \u00b7 out ' + short(u[1]);
+    var badge = el('span', 'badge tokens', text);
+    badge.title = 'input ' + fmt(input) + ' = uncached ' + fmt(u[0]) + ' + cache reads ' +
+      fmt(u[2]) + ' + cache writes ' + fmt(u[3]) + '; output ' + fmt(u[1]) +
+      (u[4] ? ', of which reasoning ' + fmt(u[4]) : '');
     return badge;
   }
 
   var BODIES = {
-    user: function (ev, node) { node.appendChild(textBlock(ev.x || '')); },
+    user: function (ev, node) { node.appendChild(mdBlock(ev.x || '')); },
     system: function (ev, node) { if (ev.x) node.appendChild(textBlock(ev.x)); },
-    assistant: function (ev, node) {
-      if (ev.h === undefined) { node.appendChild(textBlock(ev.x || '', 'text prose')); return; }
-      var div = el('div', 'md');
-      div.innerHTML = ev.h;
-      node.appendChild(div);
-    },
+    assistant: function (ev, node) { node.appendChild(mdBlock(ev.x || '')); },
     reasoning: function (ev, node) {
       var label = ev.enc ? 'reasoning: encrypted' : (ev.x ? 'reasoning: ' + fmt(ev.x.length) +
         ' chars' : 'reasoning: empty');
       if (!ev.x) { node.appendChild(el('p', 'muted', label)); return; }
-      node.appendChild(lazyDetails(label, function (d) { d.appendChild(textBlock(ev.x)); }));
+      node.appendChild(lazyDetails(label, function (d) { d.appendChild(mdBlock(ev.x)); }));
     },
     tool_call: function (ev, node) {
       if (ev.f) node.appendChild(el('div', 'path', ev.f));
@@ -244,7 +244,7 @@ var ArenaViewer = (function () {
       if (ev.x) node.appendChild(textBlock(ev.x));
       if (ev.a !== undefined) {
         node.appendChild(lazyDetails('arguments', function (d) {
-          d.appendChild(textBlock(typeof ev.a === 'string' ? ev.a : JSON.stringify(ev.a, null, 2)));
+          d.appendChild(textBlock(typeof ev.a === 'string' ? ev.a : ArenaMarkdown.jsonText(ev.a)));
         }));
       }
       (ev.ch || []).forEach(function (c) { node.appendChild(subagentSection(c)); });
@@ -300,6 +300,20 @@ var ArenaViewer = (function () {
     return wrap;
   }
 
+  // Prose as markdown; a very long message shows its beginning until "show all".
+  function mdBlock(text) {
+    if (text.length <= MD_PREVIEW_CHARS) return ArenaMarkdown.render(text);
+    var cut = text.lastIndexOf('\n', MD_PREVIEW_CHARS);
+    var wrap = el('div', 'long');
+    wrap.appendChild(ArenaMarkdown.render(text.slice(0, cut > 0 ? cut : MD_PREVIEW_CHARS)));
+    var button = el('button', 'show-all', 'show all (' + fmt(text.split('\n').length) +
+      ' lines, ' + fmt(text.length) + ' chars)');
+    button.type = 'button';
+    button._expand = function () { wrap.replaceWith(ArenaMarkdown.render(text)); };
+    wrap.appendChild(button);
+    return wrap;
+  }
+
   function subagentSection(c) {
     var sub = SESSIONS[c];
     var d = el('details', 'subagent depth-' + Math.min(sub.dp, 6));
@@ -307,12 +321,13 @@ var ArenaViewer = (function () {
     var summary = el('summary');
     summary.appendChild(el('span', 'sub-title', 'subagent' + (sub.at ? ' \u00b7 ' + sub.at : '')));
     if (sub.d) summary.appendChild(el('span', 'summary', sub.d));
-    summary.appendChild(el('span', 'badge', totalsLine(sub.tot, sub.ev.length)));
+    summary.appendChild(el('span', 'badge', totalsLine(sub.tot, sub.ev.length, sub.cf)));
     d.appendChild(summary);
     d._fill = function (dd) {
       var facts = [sub.ai && 'agent ' + sub.ai, sub.m && 'model ' + sub.m.join(', '), sub.id];
       dd.appendChild(el('div', 'path', facts.filter(Boolean).join(' \u00b7 ')));
       if (sub.w) dd.appendChild(textBlock('parser warnings:\n' + sub.w.join('\n')));
+      if (sub.cf) dd.appendChild(cliFigures(sub.cf));
       var box = el('div', 'events');
       dd.appendChild(box);
       dd._list = mountList(box, c);
@@ -320,15 +335,42 @@ var ArenaViewer = (function () {
     return d;
   }
 
-  function totalsLine(t, events) {
-    var u = t.usage;
-    var total = u.input + u.output + u.cache_read + u.cache_write;
+  function totalsLine(t, events, cf) {
+    var u = t.usage, input = u.input + u.cache_read + u.cache_write;
     var bits = [fmt(events) + ' events', fmt(t.tool_calls) + ' tool calls',
-      short(total) + ' tokens (in ' + short(u.input) + ', out ' + short(u.output) + ')'];
+      short(input + u.output) + ' tokens summed over API calls (in ' + short(input) + ', out ' +
+      short(u.output) + ')'];
     if (t.subagents) bits.push(t.subagents + ' subagents');
     if (t.duration_ms) bits.push((t.duration_ms / 1000).toFixed(1) + ' s');
-    if (t.cost_usd !== null && t.cost_usd !== undefined) bits.push('$' + t.cost_usd.toFixed(4));
+    if (t.cost_usd !== null && t.cost_usd !== undefined) bits.push('$' + t.cost_usd);
+    var told = cf && cf['Task result: toolUseResult.totalTokens'];
+    if (told !== undefined) bits.push('Task result: totalTokens ' + fmt(told));
     return bits.join(' \u00b7 ');
+  }
+
+  // A subagent's own figures as its spawning call's result wrote them, names and values as is.
+  function cliFigures(cf) {
+    var table = el('table', 'cli-figures');
+    table.appendChild(el('caption', null, 'As the CLI reported them (field names and values as written)'));
+    leaves(cf, '', function (name, value) {
+      var tr = el('tr');
+      tr.appendChild(el('th', null, name));
+      tr.appendChild(el('td', null, typeof value === 'number' && Number.isInteger(value) ?
+        fmt(value) : (typeof value === 'string' ? value : JSON.stringify(value))));
+      table.appendChild(tr);
+    });
+    return table;
+  }
+
+  function leaves(value, prefix, visit) {
+    Object.keys(value).forEach(function (key) {
+      var v = value[key];
+      if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length) {
+        leaves(v, prefix + key + '.', visit);
+      } else {
+        visit(prefix + key, v);
+      }
+    });
   }
 
   return {
