@@ -69,7 +69,7 @@ def _prepare(runs: int, hardware: str) -> None:
     from django.db import connection
 
     from submissions.boards import refresh_board
-    from submissions.boards.synthetic import synthetic_runs
+    from submissions.demo.history import synthetic_runs
     from submissions.models import HardwareTarget, Run, ShapeResult
 
     call_command("migrate", verbosity=0)

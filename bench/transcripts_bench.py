@@ -1,11 +1,12 @@
-"""Parse + render a 50 MB Claude Code session and open the page in headless Chromium.
+"""Parse + render 51 MB and 200 MB Claude Code sessions and open the pages in headless Chromium.
 
-    .venv/bin/python bench/transcripts_bench.py [--copies 37] [--runs 3] [--keep DIR]
+    .venv/bin/python bench/transcripts_bench.py [--copies 37 145] [--runs 3] [--keep DIR]
         [--others-bin VENV/bin] [--kbh KERNELBENCH_HARD_CHECKOUT]
 
 The big file is copies of the real sample with uuids, message ids, request ids and tool ids
 rewritten per copy, each copy chained to the previous one so the result is one long session.
 Parse and render run in a fresh child process so that its peak RSS (``ru_maxrss``) is theirs alone.
+The generated files go to a temporary folder that is removed at the end (unless ``--keep``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -209,9 +211,9 @@ def _size(path: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--copies", type=int, default=37)
+    parser.add_argument("--copies", type=int, nargs="+", default=[37, 145])
     parser.add_argument("--runs", type=int, default=3, help="repeats; medians are printed")
-    parser.add_argument("--keep", type=Path, help="keep the big file and the page in this folder")
+    parser.add_argument("--keep", type=Path, help="keep the big files and the pages in this folder")
     parser.add_argument(
         "--others-bin", type=Path, help="bin folder with claude-code-log and -transcripts"
     )
@@ -219,14 +221,24 @@ def main() -> None:
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="transcripts-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
-    source, page = folder / "big.jsonl", folder / "big.html"
-    build_big_file(source, args.copies)
-    print(f"input: {source.stat().st_size / 1e6:.1f} MB, {args.copies} copies of {SAMPLE.name}")
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    report([measure_in_child(source, page) for _ in range(args.runs)])
-    report([browser_load(page) for _ in range(args.runs)])
-    compare_other_viewers(source, folder, bin_dir=args.others_bin, kbh=args.kbh)
+    try:
+        for copies in args.copies:
+            source = bench_size(folder, copies, args.runs)
+        compare_other_viewers(source, folder, bin_dir=args.others_bin, kbh=args.kbh)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+def bench_size(folder: Path, copies: int, runs: int) -> Path:
+    source, page = folder / f"big-{copies}.jsonl", folder / f"big-{copies}.html"
+    build_big_file(source, copies)
+    print(f"== input: {source.stat().st_size / 1e6:.1f} MB, {copies} copies of {SAMPLE.name}")
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    report([measure_in_child(source, page) for _ in range(runs)])
+    report([browser_load(page) for _ in range(runs)])
+    return source
 
 
 def report(runs: list[dict]) -> None:

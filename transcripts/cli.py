@@ -1,4 +1,6 @@
-"""``python -m transcripts render FILES... -o OUT.html``: one self-contained transcript page."""
+"""``python -m transcripts render FILES... -o OUT.html``: one self-contained transcript page.
+
+Secrets are redacted as on the platform: a page rendered locally is as safe to share."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import sys
 from pathlib import Path
 
 from transcripts.parsers import TranscriptError, parse_files, session_files_for
+from transcripts.redact import redact_session
 from transcripts.render import render_html
 
 EXIT_BAD_INPUT = 2
@@ -35,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        session = parse_files(run_files(args.files))
+        session = redact_session(parse_files(run_files(args.files)))
         page = render_html(session, context=context_from(args))
     except (InputError, TranscriptError) as error:
         print(f"error: {error}", file=sys.stderr)

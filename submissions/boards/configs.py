@@ -5,10 +5,29 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
-from django.db.models import Avg, Case, Count, F, FloatField, Q, Value, When, Window
+from django.db.models import (
+    Avg,
+    Case,
+    Count,
+    Exists,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    Value,
+    When,
+    Window,
+)
 from django.db.models.functions import Coalesce, RowNumber
 
-from submissions.models import Evaluation, Harness, LanguageModel, Problem, Run
+from submissions.models import (
+    Evaluation,
+    Harness,
+    LanguageModel,
+    Problem,
+    RetiredProblemVersion,
+    Run,
+)
 
 # The columns a configuration is read from, on any query over runs.
 CONFIG_VALUES = (
@@ -65,8 +84,14 @@ def run_score(row: dict) -> float:
 
 def counted_runs():
     """Runs that count on boards and result pages: published and not invalidated by staff,
-    with a headline evaluation made as the protocol requires (trusted)."""
-    return Run.objects.published().filter(headline_evaluation__trusted=True)
+    with a headline evaluation made as the protocol requires (trusted), of a problem version
+    staff have not retired."""
+    retired = RetiredProblemVersion.objects.filter(
+        problem=OuterRef("problem"), version=OuterRef("problem_version")
+    )
+    return (
+        Run.objects.published().filter(headline_evaluation__trusted=True).exclude(Exists(retired))
+    )
 
 
 # A grader failure (infra_error, or no verdict) says nothing about the candidate: as on the

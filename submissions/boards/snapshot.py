@@ -32,7 +32,7 @@ from submissions.models import (
     ShapeResult,
 )
 
-FORMAT_VERSION = 2  # 2: grader failures left out of the rows
+FORMAT_VERSION = 3  # 2: grader failures left out of the rows; 3: integrity exclusions
 Verdict = Evaluation.Verdict
 
 # The matrix's failure chips. A run whose timing was rejected produced no time the board can

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from runners.schema import GATE_NAMES, EvaluationResult, Verdict
-from submissions.boards.synthetic import (
+from submissions.demo.history import (
     MARK,
     PERSONAS,
     remove_synthetic,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from submissions.boards.synthetic import write_history
+from submissions.demo.history import write_history
 from submissions.models import HardwareTarget, Run
 from submissions.services.registry import seed_registry
 from tests.factories import make_problem

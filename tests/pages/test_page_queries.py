@@ -2,7 +2,7 @@
 
 import pytest
 
-from submissions.boards.synthetic import write_history
+from submissions.demo.history import write_history
 from tests.pages.conftest import synthetic_run
 
 pytestmark = pytest.mark.django_db
@@ -18,10 +18,10 @@ PAGES = {
     "/problems/": 1,
     "/problems/softmax/": 4,
     "/problems/softmax/?hardware=cpu": 5,
-    "/models/": 2,
-    "/harnesses/": 2,
-    "/models/gpt-5/": 3,
-    "/harnesses/codex-cli/": 3,
+    "/models/": 3,
+    "/harnesses/": 3,
+    "/models/gpt-5/": 4,
+    "/harnesses/codex-cli/": 4,
     "/runs/": 1,
     "run": 6,  # with the run's annotations
     "transcript": 5,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from submissions.boards.synthetic import write_history
+from submissions.demo.history import write_history
 from tests.pages.conftest import synthetic_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -108,3 +108,15 @@ def test_module_entry_point_runs_the_command(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert out.stat().st_size > 10_000
+
+
+def test_render_redacts_secrets_as_the_platform_does(tmp_path):
+    """Issue 13: a key planted in a real sample stayed in the locally rendered page."""
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    planted = tmp_path / STREAM.name
+    planted.write_text(STREAM.read_text(encoding="utf-8").replace("Find all Python", key, 1))
+    assert key in planted.read_text(encoding="utf-8")
+    out = tmp_path / "run.html"
+    assert main(["render", str(planted), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert key not in page and "[REDACTED:openai-key]" in page

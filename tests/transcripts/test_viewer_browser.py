@@ -15,14 +15,38 @@ from viewer_cases import (
     hostile_session,
 )
 
-from transcripts.model import Kind
-from transcripts.parsers import parse_files
+from bench.transcripts_bench import build_big_file
+from transcripts.model import Event, Kind, Session
+from transcripts.parsers import parse_files, session_files_for
 from transcripts.render import render_html
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-EDITS = Path(__file__).parent / "samples" / "claude-jsonl-edits-3fe1b6bc.jsonl"
+SAMPLES = Path(__file__).parent / "samples"
+EDITS = SAMPLES / "claude-jsonl-edits-3fe1b6bc.jsonl"
+FOLDER_MAIN = (
+    SAMPLES / "claude-subagents-folder-e9fb405b" / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+)
+ROLLOUT = SAMPLES / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+MARKDOWN = "\n".join(
+    [
+        "## Plan",
+        "**bold** <b>raw</b> [bad](javascript:window.__xss=1) [good](https://example.com)",
+        "",
+        "- first `code_span`",
+        "- second with snake_case_name",
+        "  1. nested",
+        "",
+        "| a | b |",
+        "|---|--:|",
+        "| 1 | 2 |",
+        "",
+        "```python",
+        "x = '<script>window.__xss=1</script>'",
+        "```",
+    ]
+)
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
@@ -52,6 +76,26 @@ def sample_page(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("viewer") / "sample.html"
     path.write_text(render_html(parse_files([EDITS]), context={}), encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="module")
+def folder_page(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("viewer") / "folder.html"
+    session = parse_files(session_files_for(FOLDER_MAIN))
+    path.write_text(render_html(session, context={}), encoding="utf-8")
+    return path
+
+
+def page_of(tmp_path: Path, session: Session) -> Path:
+    path = tmp_path / "page.html"
+    path.write_text(render_html(session, context={}), encoding="utf-8")
+    return path
+
+
+def only_kind(page, kind: str) -> None:
+    for box in page.locator("#kind-filters input").all():
+        if box.get_attribute("value") != kind:
+            box.uncheck()
 
 
 def open_page(browser, path: Path, fragment: str = ""):
@@ -166,4 +210,82 @@ def test_long_output_is_collapsed_until_show_all(browser, hostile_page):
     assert "output line 499" not in event.inner_text()
     event.locator("button.show-all").click()
     assert event.locator("pre").inner_text() == LONG_OUTPUT
+    page.context.close()
+
+
+def test_markdown_is_formatted_in_the_page_with_raw_html_and_unsafe_links_inert(browser, tmp_path):
+    events = [Event(kind=Kind.ASSISTANT, id="md", text=MARKDOWN)]
+    page, seen = open_page(browser, page_of(tmp_path, Session("s", "h", "f", events=events)))
+    md = page.locator("#e-md .md")
+    assert md.locator("h2").inner_text() == "Plan"
+    assert md.locator("strong").inner_text() == "bold"
+    assert "<b>raw</b>" in md.locator("p").first.inner_text()  # shown as text, not bold
+    assert md.locator("a").count() == 1
+    assert md.locator("a").get_attribute("href") == "https://example.com"
+    assert md.locator("ul > li").count() == 2 and md.locator("ul ol > li").inner_text() == "nested"
+    assert md.locator("li code").inner_text() == "code_span"
+    assert md.locator("em").count() == 0  # snake_case_name is not emphasis
+    assert md.locator("table td[align=right]").inner_text() == "2"
+    assert "<script>" in md.locator("pre code").inner_text()
+    assert md.locator("script, b, img").count() == 0
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert seen["errors"] == []
+    page.context.close()
+
+
+def test_every_assistant_message_is_formatted_not_only_the_first(browser, tmp_path):
+    """Issue 13: past the first 100,000 characters of prose, messages showed as plain text.
+    Five chained copies of the sample hold about 130,000 characters of assistant prose."""
+    source = tmp_path / "five.jsonl"
+    build_big_file(source, copies=5)
+    session = parse_files([source])
+    expected = sum(e.kind == Kind.ASSISTANT for e in session.events)
+    assert sum(len(e.text) for e in session.events if e.kind == Kind.ASSISTANT) > 100_000
+    page, seen = open_page(browser, page_of(tmp_path, session))
+    only_kind(page, Kind.ASSISTANT)
+    page.evaluate("ArenaViewer.showAll(ArenaViewer.lists()[0])")
+    expect(page.locator("#timeline article.k-assistant")).to_have_count(expected)
+    assert page.locator("#timeline article.k-assistant > .md").count() == expected
+    assert seen["errors"] == []
+    page.context.close()
+
+
+def test_task_prompt_arguments_keep_their_line_breaks(browser, folder_page):
+    """Issue 13: a twenty-line Task prompt read as one line of escaped newlines."""
+    prompt = [e for e in parse_files(session_files_for(FOLDER_MAIN)).events if e.children][0]
+    page, _seen = open_page(browser, folder_page, f"#e-{prompt.id}")
+    call = page.locator(f"#e-{prompt.id}")
+    arguments = call.locator("details.lazy", has_text="arguments")
+    expect(arguments).to_have_attribute("open", "")  # a permalink opens its event's details
+    shown = arguments.locator("pre").inner_text()
+    assert "\\n" not in shown
+    line = "1. Review existing CLI commands in `src/cli/commands/` and `bin/` directories"
+    assert line in shown.splitlines()
+    assert '"subagent_type": "solution-architect"' in shown
+    page.context.close()
+
+
+def test_subagent_badge_shows_the_task_results_own_duration_and_tokens(browser, folder_page):
+    """Issue 13: the badge showed the agent file's 106.5 s span, not the Task result's figures."""
+    page, _seen = open_page(browser, folder_page)
+    summary = page.locator("details.subagent > summary").first
+    badge = summary.locator(".badge").inner_text()
+    assert "349.8 s" in badge and "106.5 s" not in badge
+    assert "Task result: totalTokens 57,744" in badge
+    summary.click()
+    figures = page.locator("details.subagent table.cli-figures").first.inner_text()
+    assert "Task result: toolUseResult.totalDurationMs\t349,797" in figures
+    page.context.close()
+
+
+def test_codex_token_badges_sit_on_the_model_output_of_each_call(browser, tmp_path):
+    """Issue 13: badges landed on the injected context and on tool results."""
+    page, seen = open_page(browser, page_of(tmp_path, parse_files([ROLLOUT])))
+    page.evaluate("ArenaViewer.showAll(ArenaViewer.lists()[0])")
+    badged = page.locator("#timeline article.ev:has(.badge.tokens)")
+    expect(badged).to_have_count(66)
+    classes = set(badged.evaluate_all("nodes => nodes.map(n => n.className.split(' ')[1])"))
+    assert classes <= {"k-reasoning", "k-assistant", "k-tool_call"}
+    assert badged.first.locator(".badge.tokens").inner_text() == "in 19k \u00b7 out 167"
+    assert seen["errors"] == []
     page.context.close()

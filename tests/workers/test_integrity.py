@@ -8,16 +8,22 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from submissions.boards.snapshot import refresh_board
 from submissions.models import Annotation, HardwareTarget, Run
 from submissions.services import evaluations, integrity
+from tests.boards.factories import make_graded_run as make_board_run
 from tests.factories import (
     make_evaluation,
     make_hardware,
+    make_harness,
+    make_language_model,
+    make_problem,
     make_superuser,
     make_token,
     make_user,
 )
 from tests.workers.conftest import make_graded_run, make_solution
+from transcripts.model import Event, Kind, Session
 
 pytestmark = pytest.mark.django_db
 
@@ -139,8 +145,6 @@ def test_near_identical_solutions_of_other_submitters_are_flagged():
 
 
 def test_tool_calls_reaching_outside_the_workspace_are_flagged_with_permalinks():
-    from transcripts.model import Event, Kind, Session
-
     events = [
         Event(kind=Kind.TOOL_CALL, id="t1", tool_name="Read", file_path="/work/solution.py"),
         Event(
@@ -270,5 +274,46 @@ def test_the_run_page_shows_flags_reviews_and_the_invalidation_escaped(client):
     assert "Invalidated" in html and "&lt;b&gt;caches outputs&lt;/b&gt;" in html
     assert "score gap" in html and "Held-out score 80% below" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
-    assert f'{reverse("submissions:run-transcript", kwargs={"run_id": run.uuid})}#e-t_2' in html
+    assert f"{reverse('submissions:run-transcript', kwargs={'run_id': run.uuid})}#e-t_2" in html
     assert 'href="#L-4"' in html
+
+
+def test_an_invalidated_run_leaves_every_board_and_export_and_comes_back_restored(
+    client, django_capture_on_commit_callbacks
+):
+    h100 = make_hardware("h100-sxm")
+    problem = make_problem("softmax")
+    run = make_board_run(
+        problem=problem,
+        model=make_language_model("gpt-5"),
+        harness=make_harness("codex-cli"),
+        hardware=h100,
+        score=0.7,
+    )
+    refresh_board(hardware_id=h100.pk)
+    urls = [
+        reverse("submissions:board", kwargs={"hardware": "h100-sxm"}),
+        reverse("submissions:matrix", kwargs={"hardware": "h100-sxm"}),
+        reverse("submissions:problem-detail", kwargs={"slug": "softmax"}) + "?hardware=h100-sxm",
+        reverse("api:board", kwargs={"hardware": "h100-sxm"}) + "?format=csv",
+        reverse("api:board-problem", kwargs={"hardware": "h100-sxm", "problem": "softmax"}),
+    ]
+
+    def shown() -> list[bool]:
+        pages = [client.get(url).content.decode() for url in urls]
+        # a board row links its model (CSV: names it); matrix cells and run lists link the run
+        marks = (str(run.uuid), "/models/gpt-5/", "gpt-5,")
+        return [any(mark in page for mark in marks) for page in pages]
+
+    assert all(shown())
+    staff = api_as(make_superuser())
+    with_commit = {"run_id": run.uuid}
+    with django_capture_on_commit_callbacks(execute=True):
+        staff.post(
+            reverse("api:run-invalidate", kwargs=with_commit), {"reason": "cheat"}, format="json"
+        )
+    assert not any(shown())
+    assert client.get(run.get_absolute_url()).status_code == 200  # still readable
+    with django_capture_on_commit_callbacks(execute=True):
+        staff.post(reverse("api:run-restore", kwargs=with_commit), format="json")
+    assert all(shown())

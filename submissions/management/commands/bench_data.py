@@ -4,7 +4,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions.boards.synthetic import write_bench
+from submissions.demo.history import write_bench
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions.boards.synthetic import write_history
+from submissions.demo.history import write_history
 
 
 class Command(BaseCommand):
