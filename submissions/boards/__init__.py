@@ -4,7 +4,14 @@ Pages and the API import from here. Only ``refresh_board`` writes: when the serv
 and on the first read of a board whose snapshot is missing or of an older format.
 """
 
-from submissions.boards.board import Board, BoardFilters, board, ranked_hardware, ranked_target
+from submissions.boards.board import (
+    Board,
+    BoardFilters,
+    board,
+    counted_demo_runs,
+    ranked_hardware,
+    ranked_target,
+)
 from submissions.boards.charts import chart_data
 from submissions.boards.configs import config_results
 from submissions.boards.matrix import Cell, Matrix, MatrixRow, matrix
@@ -23,6 +30,7 @@ __all__ = [
     "config_results",
     "matrix",
     "problem_page",
+    "counted_demo_runs",
     "ranked_hardware",
     "ranked_target",
     "refresh_board",

@@ -122,6 +122,13 @@ class Board:
     sort_keys: tuple[str, ...] = SORT_KEYS
 
 
+def counted_demo_runs(*, hardware: HardwareTarget) -> int:
+    """How many of the runs this board counts are synthetic demo data (``manage.py
+    demo_history``): pages say so above the board."""
+    runs = snapshot.counted_runs(hardware_id=hardware.pk)
+    return runs.filter(metadata__demo="synthetic").count()
+
+
 def ranked_hardware() -> list[HardwareTarget]:
     return list(HardwareTarget.objects.filter(is_ranked=True).order_by("name", "slug"))
 

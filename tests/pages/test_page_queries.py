@@ -8,13 +8,13 @@ from tests.pages.conftest import synthetic_run
 pytestmark = pytest.mark.django_db
 
 QUERY = "?sort=score&dir=asc&provider=OpenAI&category=pytorch-to-kernel&since=2020-01-01"
-# page: the queries it makes (hardware tabs, snapshot, registry choices, rows...)
+# page: the queries it makes (hardware tabs, snapshot, registry choices, demo runs, rows...)
 PAGES = {
-    "/": 5,
-    "/boards/h200/" + QUERY: 5,
-    "/boards/h100-sxm/matrix/": 5,
-    "/boards/h100-sxm/matrix/?stat=median&model=gpt-5": 5,
-    "/boards/h100-sxm/charts/": 6,
+    "/": 6,
+    "/boards/h200/" + QUERY: 6,
+    "/boards/h100-sxm/matrix/": 6,
+    "/boards/h100-sxm/matrix/?stat=median&model=gpt-5": 6,
+    "/boards/h100-sxm/charts/": 7,
     "/problems/": 1,
     "/problems/softmax/": 4,
     "/problems/softmax/?hardware=cpu": 5,

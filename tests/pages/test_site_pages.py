@@ -226,3 +226,14 @@ def test_the_plotly_finder_serves_the_package_copy_of_plotly_js():
 def test_plotly_js_is_a_static_file_of_the_site():
     """settings.STATICFILES_FINDERS lists submissions.pages.staticfiles.PlotlyFinder."""
     assert finders.find("vendor/plotly.min.js") == str(PACKAGE_DATA / "plotly.min.js")
+
+
+def test_boards_of_synthetic_runs_say_they_are_demo_data(client, history):
+    for url in ("/", "/boards/h100-sxm/matrix/", "/boards/h100-sxm/charts/"):
+        html = page(client, url)
+        assert "demo data" in html and "are synthetic" in html, url
+
+
+def test_a_board_of_real_runs_carries_no_demo_notice(client, history):
+    Run.objects.update(metadata={})
+    assert "are synthetic" not in page(client, "/")
