@@ -132,7 +132,17 @@ class Measure:
             if self.left_s() < 20:
                 entry["stopped"] = f"deadline before {plan.id}"
                 break
-            row = self.shape(problem, reference, plan, controls, verdicts)
+            try:
+                row = self.shape(problem, reference, plan, controls, verdicts)
+            except Exception as exc:  # record it and go on with the next shape
+                row = {
+                    "set": plan.set,
+                    "index": plan.index,
+                    "params": plan.params,
+                    "error": f"{type(exc).__name__}: {str(exc)[:500]}",
+                    "honest": {},
+                    "seconds": 0.0,
+                }
             entry["shapes"].append(row)
             entry["controls"] = _control_summary(verdicts)
             self.save()
@@ -167,8 +177,13 @@ class Measure:
         for name in controls:
             if plan.set == "hidden" and name != "hardcoded":
                 continue
-            control = _build(SOLUTIONS / problem.slug / f"{name}.py", reference, model, self.device)
-            result = _check(control, inputs, expected, problem)
+            try:
+                control = _build(
+                    SOLUTIONS / problem.slug / f"{name}.py", reference, model, self.device
+                )
+                result = _check(control, inputs, expected, problem)
+            except Exception as exc:  # a control that cannot even run has failed
+                control, result = None, {"correct": False, "error": repr(exc)[:300]}
             if not result["correct"]:
                 front = "hidden" if plan.set == "hidden" else "visible"
                 verdicts[name][f"failed_{front}"].append(plan.index)

@@ -105,9 +105,9 @@ def parse_and_render(source: str, page: str) -> dict:
 
 def _content_check(session, html: str) -> tuple[int, int]:
     """Events in the page whose text, diff or arguments differ from the parsed session."""
-    opening = '<script type="application/json" id="run-data">'
-    start = html.index(opening) + len(opening)
-    shown = json.loads(html[start : html.index("</script>", start)])["sessions"]
+    from transcripts.render import embedded_payload
+
+    shown = embedded_payload(html)["sessions"]
     page_events = [event for entry in shown for event in entry["ev"]]
     events = [event for _depth, sub in session.walk() for event in sub.events]
     missing = sum(
@@ -133,6 +133,8 @@ def browser_load(page: Path, *, ours: bool = True) -> dict:
         start = time.perf_counter()
         tab.goto(page.as_uri(), wait_until="load", timeout=120_000)
         wall = time.perf_counter() - start
+        if ours:
+            tab.wait_for_selector("body[data-ready]", state="attached", timeout=120_000)
         timing = tab.evaluate(_TIMING_JS)
         figures = {
             "load_event_ms": timing["load"],
@@ -141,14 +143,17 @@ def browser_load(page: Path, *, ours: bool = True) -> dict:
             "requests_other_than_the_page": [url for url in requests if url != page.as_uri()],
         }
         if ours:
-            figures["events_in_dom_at_load"] = timing["events"]
+            figures["timeline_ready_ms"] = timing["ready"]
+            figures["events_in_dom_at_ready"] = timing["events"]
             figures["full_search_ms"] = tab.evaluate(_SEARCH_JS)
         browser.close()
     return figures
 
 
 _TIMING_JS = """(() => { const t = performance.getEntriesByType('navigation')[0];
+  const ready = performance.getEntriesByName('timeline-ready')[0];
   return {load: t.loadEventStart, dom: t.domContentLoadedEventEnd,
+          ready: ready ? ready.startTime : null,
           events: document.querySelectorAll('article.ev').length}; })()"""
 _SEARCH_JS = """(() => { const i = document.getElementById('search'); const t = performance.now();
   i.value = 'no-such-text-anywhere';

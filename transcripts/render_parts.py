@@ -105,7 +105,7 @@ def cli_figures_html(figures: dict) -> str:
         for name, value in _leaves(figures)
     )
     return (
-        '<h3>As the CLI reported them (field names and values as written)</h3>'
+        "<h3>As the CLI reported them (field names and values as written)</h3>"
         f'<table class="cli-figures">{rows}</table>'
     )
 

@@ -186,7 +186,7 @@ def test_real_subagents_folder_nests_the_agent_under_its_task_call():
 
 def test_real_subagent_keeps_the_task_results_own_figures():
     session = parse_files(session_files_for(FOLDER_MAIN))
-    (agent,) = [e for e in session.events if e.children][0].children
+    (agent,) = next(e for e in session.events if e.children).children
     assert agent.duration_ms == 349797  # the Task result's, not the file's 106.5 s span
     figures = agent.cli_figures
     assert figures["Task result: toolUseResult.totalDurationMs"] == 349797
@@ -196,7 +196,7 @@ def test_real_subagent_keeps_the_task_results_own_figures():
 
 def test_real_hook_progress_in_a_subagent_file_is_a_hook_as_in_the_main_file():
     session = parse_files(session_files_for(FOLDER_MAIN))
-    (agent,) = [e for e in session.events if e.children][0].children
+    (agent,) = next(e for e in session.events if e.children).children
     assert kinds(agent)[Kind.RAW] == 0
     (hook,) = [e for e in agent.events if e.subtype == "hook"]
     assert hook.text == "SubagentStop · SubagentStop · codemie hook"
@@ -207,7 +207,11 @@ def test_real_agent_files_beside_the_session_are_found_and_kept():
     """v2.0.64 writes agent-<id>.jsonl beside the session; these two are warm-up agents that no
     Task call spawned, so they hang at the top level with a warning."""
     files = session_files_for(BESIDE_MAIN)
-    assert [p.name for p in files] == [BESIDE_MAIN.name, "agent-36541525.jsonl", "agent-50243ee8.jsonl"]
+    assert [p.name for p in files] == [
+        BESIDE_MAIN.name,
+        "agent-36541525.jsonl",
+        "agent-50243ee8.jsonl",
+    ]
     session = parse_files(files)
     assert session.record_counts == {"file-history-snapshot": 6, "user": 9, "assistant": 10}
     assert tool_names(session) == {"Write": 3, "Read": 1, "Edit": 1, "Bash": 1}

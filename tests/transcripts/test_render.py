@@ -165,9 +165,12 @@ def test_stream_json_page_shows_result_usage_and_model_usage_and_the_exact_cost(
 def test_a_cli_without_totals_of_its_own_says_so_beside_the_summed_figures():
     section = totals_section(render_html(parse_files([EDITS]), context={}))
     assert "cli-figures muted" in section and "per-call usage, summed" in section
-    assert normalized_rows(render_html(parse_files([EDITS]), context={}))[
-        "input: every prompt token"
-    ][0] == f"{15377 + 1707033 + 5157884:,}"
+    assert (
+        normalized_rows(render_html(parse_files([EDITS]), context={}))["input: every prompt token"][
+            0
+        ]
+        == f"{15377 + 1707033 + 5157884:,}"
+    )
 
 
 def test_subagent_entries_carry_the_task_results_own_figures():
@@ -228,3 +231,16 @@ def test_the_policy_offered_to_servers_is_the_one_in_the_page():
 
     html = render_html(parse_files([STREAM]), context={})
     assert f'content="{content_security_policy()}"' in html
+
+
+def test_a_large_payload_is_embedded_gzipped_and_reads_back_whole(monkeypatch):
+    from transcripts import render
+
+    session = parse_files([EDITS])
+    plain = render_html(session, context={})
+    monkeypatch.setattr(render, "PACK_ABOVE_CHARS", 1000)
+    packed = render_html(session, context={})
+    assert DATA_OPEN not in packed and 'id="run-data-gz"' in packed
+    assert len(packed) < len(plain) / 2
+    assert render.embedded_payload(packed) == render.embedded_payload(plain)
+    assert render.embedded_payload(plain) == json.loads(data_block(plain))

@@ -252,7 +252,7 @@ def test_every_assistant_message_is_formatted_not_only_the_first(browser, tmp_pa
 
 def test_task_prompt_arguments_keep_their_line_breaks(browser, folder_page):
     """Issue 13: a twenty-line Task prompt read as one line of escaped newlines."""
-    prompt = [e for e in parse_files(session_files_for(FOLDER_MAIN)).events if e.children][0]
+    prompt = next(e for e in parse_files(session_files_for(FOLDER_MAIN)).events if e.children)
     page, _seen = open_page(browser, folder_page, f"#e-{prompt.id}")
     call = page.locator(f"#e-{prompt.id}")
     arguments = call.locator("details.lazy", has_text="arguments")
@@ -288,4 +288,23 @@ def test_codex_token_badges_sit_on_the_model_output_of_each_call(browser, tmp_pa
     assert classes <= {"k-reasoning", "k-assistant", "k-tool_call"}
     assert badged.first.locator(".badge.tokens").inner_text() == "in 19k \u00b7 out 167"
     assert seen["errors"] == []
+    page.context.close()
+
+
+def test_a_packed_page_unpacks_after_load_and_works_as_a_plain_one(browser, tmp_path, monkeypatch):
+    from transcripts import render
+
+    monkeypatch.setattr(render, "PACK_ABOVE_CHARS", 1000)
+    path = tmp_path / "packed.html"
+    path.write_text(render_html(parse_files([EDITS]), context={}), encoding="utf-8")
+    page, seen = open_page(browser, path)
+    page.wait_for_selector("body[data-ready]", state="attached")
+    only_kind(page, Kind.TOOL_CALL)
+    page.select_option("#tool-filter", "Edit")
+    expect(page.locator("#timeline article.ev")).to_have_count(18)
+    page.fill("#search", "metrics")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text(re.compile(r"^1 of "))
+    assert seen["errors"] == []
+    assert seen["requests"] == [path.as_uri()]
     page.context.close()

@@ -1,4 +1,4 @@
-(function (V) {
+function arenaNav(V) {
   'use strict';
   // Toolbar, search over the embedded data, permalinks and the token chart.
   var SESSIONS = V.SESSIONS, el = V.el, fmt = V.fmt;
@@ -295,4 +295,4 @@
   V.mountList(document.getElementById('timeline'), 0);
   drawChart();
   openAnchor();
-})(ArenaViewer);
+}

@@ -1,8 +1,10 @@
-var ArenaViewer = (function () {
+var ArenaViewer = null;
+
+// The timeline over the run's sessions (the page's data, already decoded by viewer-boot.js).
+function arenaViewer(SESSIONS) {
   'use strict';
   // Untrusted strings only ever reach the DOM through textContent (markdown included: see
   // viewer-md.js); nothing is ever assigned to innerHTML.
-  var SESSIONS = JSON.parse(document.getElementById('run-data').textContent).sessions;
   var PAGE = 100;
   var PREVIEW_LINES = 20;
   var PREVIEW_CHARS = 3000;
@@ -380,4 +382,4 @@ var ArenaViewer = (function () {
     fillDetails: fillDetails, visible: visible, filtersChanged: filtersChanged,
     clearFilters: clearFilters
   };
-})();
+}
