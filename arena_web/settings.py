@@ -207,7 +207,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Queues an eager (in-process) grading can serve; the admin and API refuse re-gradings on others.
 ARENA_EAGER_QUEUES = env_list("ARENA_EAGER_QUEUES", ["cpu"])
 
-# --- Evaluation workers (submissions.services.evaluations; docs/architecture.md "Celery queues") ---
+# --- Evaluation workers (services.evaluations; docs/architecture.md "Celery queues") ---
 # The engine's command line; tests point it at a fake engine for fault injection.
 ARENA_ENGINE_COMMAND = shlex.split(env_str("ARENA_ENGINE_COMMAND")) or [
     sys.executable,

@@ -1,4 +1,4 @@
-"""The human side of integrity: staff verdicts on runs, and problem versions taken off the boards."""
+"""The human side of integrity: staff verdicts on runs, problem versions taken off the boards."""
 
 from django.conf import settings
 from django.db import models

@@ -4,8 +4,8 @@ import subprocess
 import pytest
 from django.core.management import CommandError, call_command
 
-from submissions.services import registry
 from submissions.models import Problem
+from submissions.services import registry
 from tests.factories import make_hardware, make_problem
 
 pytestmark = pytest.mark.django_db
