@@ -74,6 +74,7 @@ class ReviewQueueAdmin(admin.ModelAdmin):
     list_display = ["created_at", "run_link", "problem", "language_model", "harness", "flag_list"]
     list_display_links = None
     list_per_page = 50
+    ordering = ["created_at", "pk"]  # oldest first, as selectors.review_queue
     search_fields = ["uuid", "problem__slug", "language_model__slug"]
     readonly_fields = ["uuid", "problem", "language_model", "harness", "hardware", "flags"]
     fields = readonly_fields
