@@ -317,3 +317,12 @@ def test_an_invalidated_run_leaves_every_board_and_export_and_comes_back_restore
     with django_capture_on_commit_callbacks(execute=True):
         staff.post(reverse("api:run-restore", kwargs=with_commit), format="json")
     assert all(shown())
+
+
+def test_the_admin_review_queue_lists_the_oldest_first(client):
+    older, newer = make_graded_run(), make_graded_run()
+    flagged = [{"code": "x", "message": "m", "source": "grade"}]
+    Run.objects.filter(pk__in=[older.pk, newer.pk]).update(flags=flagged)
+    client.force_login(make_superuser())
+    response = client.get(reverse("admin:submissions_runforreview_changelist"))
+    assert [run.pk for run in response.context["cl"].result_list] == [older.pk, newer.pk]
