@@ -2,11 +2,13 @@
 
 import math
 import os
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+_RATE = re.compile(r"^\d+/(s|sec|m|min|h|hour|d|day)$")
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -57,3 +59,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if not raw:
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_rate(name: str, default: str | None) -> str | None:
+    """A DRF throttle rate such as ``60/hour``; ``off`` means no limit."""
+    raw = env_str(name).lower().replace(" ", "")
+    if not raw:
+        return default
+    if raw in _FALSE:
+        return None
+    if not _RATE.match(raw):
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not a rate; write requests/period, e.g. 60/hour, or off"
+        )
+    return raw

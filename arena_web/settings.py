@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from arena_web.env import env_bool, env_float, env_int, env_list, env_str
+from arena_web.env import env_bool, env_float, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ARENA_VAR_DIR", str(BASE_DIR / "var")))
@@ -45,6 +45,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "arena_web.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -158,6 +159,30 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Sent on every response that has no policy of its own (the transcript viewer sends its own).
+# Scripts only from our static files; styles may be inline: plotly injects its rules and the
+# board's bars take CSS variables in style attributes.
+ARENA_CSP = env_str(
+    "ARENA_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+)
+
+# Quotas (submissions.api.throttles, submissions.services.quotas). Throttles count in the
+# "quotas" cache, per process unless ARENA_CACHE_URL points every web process at one Redis.
+ARENA_UPLOAD_RATE = env_rate("ARENA_UPLOAD_RATE", "60/hour")
+ARENA_REEVALUATE_RATE = env_rate("ARENA_REEVALUATE_RATE", "120/hour")
+ARENA_MAX_QUEUED_EVALUATIONS = env_int("ARENA_MAX_QUEUED_EVALUATIONS", 20, minimum=1)
+_cache_url = env_str("ARENA_CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "quotas": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}
+        if _cache_url
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "quotas"}
+    ),
+}
 
 LOGIN_URL = "admin:login"
 

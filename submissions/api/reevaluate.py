@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from submissions.api.serializers import EvaluationSerializer
+from submissions.api.throttles import ReevaluateThrottle
 from submissions.models import Evaluation, HardwareTarget, Run
 from submissions.services import queue
 from submissions.services.evaluations import no_worker_message, reevaluate
@@ -26,12 +27,14 @@ class ReevaluateRequestSerializer(serializers.Serializer):
 
 class ReevaluateView(APIView):
     permission_classes = [permissions.IsAdminUser]
+    throttle_classes = [ReevaluateThrottle]
 
     @extend_schema(
         request=ReevaluateRequestSerializer,
         responses={
             202: EvaluationSerializer(many=True),
             409: OpenApiResponse(description="No worker listens on the target's queue"),
+            429: OpenApiResponse(description="Over the re-evaluation rate (`Retry-After`)"),
         },
     )
     def post(self, request, run_id):

@@ -1,5 +1,5 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from submissions.api import audit, boards, views
@@ -16,7 +16,7 @@ router.register("hardware", views.HardwareTargetViewSet, basename="hardware")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     # staff: integrity (services.audit)
     path("runs/<uuid:run_id>/annotations/", audit.AnnotateView.as_view(), name="run-annotate"),
     path("runs/<uuid:run_id>/invalidate/", audit.InvalidateView.as_view(), name="run-invalidate"),

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from submissions import selectors
 from submissions.api import serializers
 from submissions.api.filters import RunFilter
+from submissions.api.throttles import UploadThrottle
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
 from submissions.services.runs import create_run_from_upload
 from submissions.uploads import IntakeError
@@ -21,7 +22,9 @@ with each transcript's path in the run folder such as `subagents/agent-1.jsonl`)
 a .zip or .tar.gz of the run folder (`solution.py`, top-level `*.jsonl`/`*.json` transcripts,
 `subagents/`, optional `result.json` with agent-reported metadata). A missing or unparseable
 solution is accepted and graded as a failure. 201 for a new run; 200 with the earlier run for an
-identical re-upload; 400/413 with `detail` for refused input, in which case nothing is stored.
+identical re-upload; 400/413 with `detail` for refused input, in which case nothing is stored;
+429 with `detail` over a quota (the upload rate per token, with `Retry-After`, or the cap on a
+submitter's waiting evaluations), again storing nothing.
 """
 
 
@@ -58,6 +61,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             "list": serializers.RunListSerializer,
         }.get(self.action, self.serializer_class)
 
+    def get_throttles(self):
+        return [UploadThrottle()] if self.action == "create" else super().get_throttles()
+
     def initial(self, request, *args, **kwargs):
         # Before authentication: a session's CSRF check reads the whole body.
         if request.method == "POST":
@@ -70,6 +76,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         responses={
             201: serializers.RunCreatedSerializer,
             200: OpenApiResponse(serializers.RunCreatedSerializer, "The identical earlier run"),
+            429: OpenApiResponse(description="Over the upload rate or the waiting-evaluation cap"),
         },
     )
     def create(self, request):

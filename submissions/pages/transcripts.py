@@ -20,10 +20,15 @@ def transcript_download(request, run_id):
     return _transcript_response(request, run_id, download=True)
 
 
+# The page exists either way: 202 while the transcript is being read, 422 when it could not be.
+UNREAD_STATUS = {Run.TranscriptStatus.PENDING: 202, Run.TranscriptStatus.FAILED: 422}
+RETRY_AFTER_S = 10
+
+
 def _transcript_response(request, run_id, *, download: bool) -> HttpResponse:
     run = selectors.run_for_viewer(run_id=run_id, user=request.user)
     if run.transcript_status != Run.TranscriptStatus.PARSED:
-        return render(request, "submissions/transcript_pending.html", {"run": run}, status=404)
+        return _unread(request, run)
     html = page_html(run, transcript_context(run))
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     # The page's own hash-based policy, repeated as a header (browsers enforce every policy they
@@ -31,6 +36,14 @@ def _transcript_response(request, run_id, *, download: bool) -> HttpResponse:
     response["Content-Security-Policy"] = content_security_policy() + "; frame-ancestors 'none'"
     if download:
         response["Content-Disposition"] = f'attachment; filename="run-{run.uuid}.html"'
+    return response
+
+
+def _unread(request, run: Run) -> HttpResponse:
+    status = UNREAD_STATUS[run.transcript_status]
+    response = render(request, "submissions/transcript_pending.html", {"run": run}, status=status)
+    if status == 202:
+        response["Retry-After"] = str(RETRY_AFTER_S)
     return response
 
 

@@ -20,7 +20,7 @@ from submissions.models import (
     TranscriptFile,
 )
 from submissions.models.runs import solution_ast_hash
-from submissions.services import integrity, queue
+from submissions.services import integrity, queue, quotas
 from submissions.services.evaluations import enqueue_evaluation
 from submissions.services.transcripts import enqueue_transcript_processing
 from submissions.uploads import (
@@ -68,6 +68,7 @@ def create_run(
     )
     if existing := Run.objects.filter(content_key=key).first():
         return existing, False
+    quotas.check_queued_evaluations(submitter=submitter)
     fields = dict(
         submitter=submitter,
         problem=problem,

@@ -196,7 +196,7 @@ def test_the_transcript_pending_page_has_the_header_and_a_way_back(client, histo
     run = synthetic_run()
     response = client.get(reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
     html = response.content.decode()
-    assert response.status_code == 404 and '<header class="site-header">' in html
+    assert response.status_code == 422 and '<header class="site-header">' in html
     assert f'<a href="{run.get_absolute_url()}">← Back to the run</a>' in html
 
 

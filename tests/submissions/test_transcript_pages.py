@@ -74,7 +74,7 @@ def test_unreadable_transcript_marks_the_run_and_keeps_it(client):
     assert run.transcript_error
     assert run.transcript_files.count() == 1
     page = client.get(reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
-    assert page.status_code == 404
+    assert page.status_code == 422  # the page exists; the transcript could not be read
     assert "could not be read" in page.content.decode()
     run_page = client.get(run.get_absolute_url())
     assert run_page.status_code == 200
@@ -218,3 +218,11 @@ def test_a_page_cut_short_is_never_served_and_is_rendered_again(client, monkeypa
     assert renderer.calls == 2
     assert transcript_html(client, run) == whole and renderer.calls == 2  # the rewrite is whole
     assert default_storage.listdir(folder)[1] == [name]  # in place of the cut one
+
+
+def test_a_transcript_still_being_read_answers_accepted_with_a_retry(client):
+    run = make_run()
+    for name in ("submissions:run-transcript", "submissions:run-transcript-download"):
+        page = client.get(reverse(name, kwargs={"run_id": run.uuid}))
+        assert (page.status_code, page["Retry-After"]) == (202, "10")
+        assert run.get_absolute_url() in page.content.decode()

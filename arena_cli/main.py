@@ -1,0 +1,158 @@
+"""``arena``: list problems, write an agent pack, grade locally, render a transcript, log in and
+submit a run folder. Exit statuses are in ``arena_cli.exits``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from arena_cli import config, local
+from arena_cli.client import HOW_TO_LOG_IN, ApiError, AuthError, Client, Unreachable
+from arena_cli.exits import AUTH, BAD_INPUT, OK, UNREACHABLE
+from arena_cli.runfolder import RunFolderError, read_run_folder
+from arena_cli.submit import Labels, submit, wait_for_grade
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (RunFolderError, config.ConfigError) as error:
+        return _fail(str(error), BAD_INPUT)
+    except AuthError as error:
+        return _fail(str(error), AUTH)
+    except Unreachable as error:
+        return _fail(f"{error}\nIs the server running? Check --url or ARENA_URL.", UNREACHABLE)
+    except ApiError as error:
+        return _fail(str(error), UNREACHABLE if error.status >= 500 else BAD_INPUT)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    _problems(commands)
+    _pack(commands)
+    _evaluate(commands)
+    _render(commands)
+    _login(commands)
+    _submit(commands)
+    return parser
+
+
+def _server_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help=f"the platform (ARENA_URL; default {config.DEFAULT_URL})")
+    parser.add_argument("--token", help="API token (ARENA_TOKEN, or `arena login`)")
+    parser.add_argument("--retries", type=int, default=3, help="retries on connection errors")
+
+
+def _problems(commands) -> None:
+    command = commands.add_parser("problems", help="list the problems (the server's, or --local)")
+    _server_flags(command)
+    command.add_argument("--local", action="store_true", help="the engine's deck, no server")
+    command.set_defaults(handler=run_problems)
+
+
+def _pack(commands) -> None:
+    command = commands.add_parser("pack", help="write a problem's agent workspace")
+    command.add_argument("problem")
+    command.add_argument("dest", type=Path, help="a new or empty folder")
+    command.set_defaults(handler=lambda a: local.pack(problem=a.problem, dest=a.dest))
+
+
+def _evaluate(commands) -> None:
+    command = commands.add_parser("evaluate", help="grade a solution here, with the same engine")
+    command.add_argument("--problem", required=True)
+    command.add_argument("--solution", required=True, type=Path)
+    command.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
+    command.add_argument("--json", type=Path, help="also write the EvaluationResult here")
+    command.set_defaults(
+        handler=lambda a: local.evaluate(
+            problem=a.problem, solution=a.solution, device=a.device, json_out=a.json
+        )
+    )
+
+
+def _render(commands) -> None:
+    command = commands.add_parser(
+        "render", help="render transcript files to one HTML page", add_help=False
+    )
+    command.add_argument("rest", nargs=argparse.REMAINDER, help="FILES... -o OUT.html")
+    command.set_defaults(handler=lambda a: local.render(a.rest or ["--help"]))
+
+
+def _login(commands) -> None:
+    command = commands.add_parser("login", help="store the server and token (file mode 0600)")
+    command.add_argument("--url", default=None)
+    command.add_argument("--token", default=None, help="read from stdin when left out")
+    command.set_defaults(handler=run_login)
+
+
+def _submit(commands) -> None:
+    command = commands.add_parser("submit", help="upload a run folder")
+    command.add_argument("run_dir", type=Path)
+    command.add_argument("--problem", required=True)
+    command.add_argument("--model", required=True)
+    command.add_argument("--harness", required=True)
+    command.add_argument("--hardware", default="cpu", help="hardware target slug (default cpu)")
+    command.add_argument("--effort", default="")
+    command.add_argument("--wait", action="store_true", help="follow the grading to its verdict")
+    command.add_argument("--wait-timeout", type=float, default=1800.0, metavar="SECONDS")
+    _server_flags(command)
+    command.set_defaults(handler=run_submit)
+
+
+def _client(args, *, needs_token: bool = False) -> Client:
+    settings = config.resolve(url=args.url, token=args.token)
+    if needs_token and not settings.token:
+        raise AuthError(401, f"no API token: {HOW_TO_LOG_IN}")
+    if args.retries < 0:
+        raise ApiError(0, "--retries must be 0 or more")
+    return Client(url=settings.url, token=settings.token, retries=args.retries)
+
+
+def run_problems(args) -> int:
+    if args.local:
+        return local.list_local_problems()
+    _, problems = _client(args).get_json("/api/v1/problems/")
+    for problem in problems:
+        print(f"{problem['slug']:<18} {problem['category']:<20} {problem['title']}")
+    return OK
+
+
+def run_login(args) -> int:
+    token = args.token or _token_from_stdin()
+    if not token:
+        return _fail(f"no token given: {HOW_TO_LOG_IN}", BAD_INPUT)
+    url = args.url or os.environ.get("ARENA_URL") or config.DEFAULT_URL
+    path = config.store_login(url=url, token=token)
+    print(f"stored the token for {url} in {path} (mode 0600)")
+    return OK
+
+
+def _token_from_stdin() -> str:
+    if sys.stdin.isatty():
+        print("API token: ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip()
+
+
+def run_submit(args) -> int:
+    folder = read_run_folder(args.run_dir)
+    client = _client(args, needs_token=True)
+    labels = Labels(args.problem, args.model, args.harness, args.hardware, args.effort)
+    created = submit(client, folder, labels)
+    if not args.wait:
+        return OK
+    return wait_for_grade(client, created, timeout_s=args.wait_timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
