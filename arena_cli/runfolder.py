@@ -78,7 +78,7 @@ def _check_readable(path: Path) -> None:
 
 
 def transcript_files(root: Path) -> list[Path]:
-    top = [path for path in root.iterdir() if path.is_file() and _is_transcript_name(path)]
+    top = [path for path in root.iterdir() if not path.is_dir() and _is_transcript_name(path)]
     nested = [
         *root.glob("subagents/*.jsonl"),
         *root.glob("*/subagents/*.jsonl"),

@@ -71,7 +71,9 @@ def get_inputs():
     lengths = _context_lengths()
     max_pages = (2 * seq_len + page - 1) // page
     used = (lengths + page - 1) // page
-    pool = int(used.sum()) + batch  # a few spare pages that no sequence owns
+    # Every seed's inputs have the same shapes: the pool holds at least the pages in use (each
+    # sequence wastes less than one page) plus spare pages that no sequence owns.
+    pool = batch * seq_len // page + 2 * batch
     order = torch.randperm(pool)
     block_table = torch.randint(0, pool, (batch, max_pages))
     starts = torch.cumsum(used, 0) - used
