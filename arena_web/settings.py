@@ -231,6 +231,8 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Queues an eager (in-process) grading can serve; the admin and API refuse re-gradings on others.
 ARENA_EAGER_QUEUES = env_list("ARENA_EAGER_QUEUES", ["cpu"])
+# One lock file per GPU of the host: a second worker pinned to a held GPU refuses to start.
+ARENA_GPU_LOCK_DIR = env_str("ARENA_GPU_LOCK_DIR", "/tmp/kernel-arena-gpu-locks")
 
 # --- Evaluation workers (services.evaluations; docs/architecture.md "Celery queues") ---
 # The engine's command line; tests point it at a fake engine for fault injection.

@@ -1,6 +1,7 @@
 from submissions.models.audit import Annotation, RetiredProblemVersion, RunForReview
 from submissions.models.boards import BoardSnapshot
 from submissions.models.evaluations import BaselineTiming, Evaluation, ShapeResult
+from submissions.models.lineage import LineageVersion, RunLineage
 from submissions.models.registry import (
     HardwareTarget,
     Harness,
@@ -20,11 +21,13 @@ __all__ = [
     "HardwareTarget",
     "Harness",
     "LanguageModel",
+    "LineageVersion",
     "ModelPrice",
     "Problem",
     "RetiredProblemVersion",
     "Run",
     "RunForReview",
+    "RunLineage",
     "ShapeResult",
     "Solution",
     "TranscriptFile",

@@ -24,7 +24,7 @@ from django.core.files.storage import default_storage
 
 import transcripts
 from submissions.models import Run
-from submissions.services import figures, integrity, queue
+from submissions.services import figures, integrity, lineage, queue
 from transcripts.model import Session
 from transcripts.parsers import TranscriptError, parse_files
 from transcripts.redact import redact_session
@@ -62,6 +62,7 @@ def process_transcript(*, run: Run) -> None:
     run.transcript_status = Run.TranscriptStatus.PARSED
     run.transcript_error = ""
     run.save(update_fields=["normalized_transcript", "transcript_status", "transcript_error"])
+    lineage.record_lineage(run=run, session=session)
 
 
 def _stored_form(session: Session) -> bytes:

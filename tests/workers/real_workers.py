@@ -72,7 +72,7 @@ class Workers:
         with open(log, "wb") as out:
             process = subprocess.Popen(
                 command,
-                env=self._env(broker_url),
+                env=self._env(broker_url) | {"CUDA_VISIBLE_DEVICES": str(len(self.processes))},
                 cwd=settings.BASE_DIR,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -93,6 +93,8 @@ class Workers:
             "ARENA_EVAL_LEASE_S": str(LEASE_S),
             "ARENA_EVAL_HEARTBEAT_S": "1",
             "ARENA_EVAL_MAX_ATTEMPTS": str(MAX_ATTEMPTS),
+            # each worker stands for a GPU of its own (CUDA_VISIBLE_DEVICES per worker)
+            "ARENA_GPU_LOCK_DIR": str(self.tmp_path / "gpu-locks"),
         }
 
     def kill(self, process: subprocess.Popen) -> None:

@@ -1,11 +1,19 @@
 """Honest W4A16 GEMM: a tiled Triton kernel that unpacks each k tile's nibbles, dequantizes them
-with their group's scale and zero in registers and feeds the tensor cores (fp32 dot under the
-CPU interpreter), accumulating in fp32."""
+with their group's scale and zero in registers, rounds them to bf16 (to nearest even, in integer
+arithmetic, so the interpreter rounds as the GPU does) and feeds the tensor cores (an fp32 dot
+under the CPU interpreter), accumulating in fp32."""
 
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def round_to_bf16(x):
+    bits = x.to(tl.int32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & -65536
+    return bits.to(tl.float32, bitcast=True)
 
 
 @triton.jit
@@ -33,7 +41,7 @@ def w4a16_kernel(
         meta = cols[None, :].to(tl.int64) * groups + ks[:, None] // group
         scale = tl.load(scale_ptr + meta, mask=w_mask, other=0.0).to(tl.float32)
         zero = tl.load(zero_ptr + meta, mask=w_mask, other=0.0).to(tl.float32)
-        w = (q.to(tl.float32) - zero) * scale
+        w = round_to_bf16((q.to(tl.float32) - zero) * scale)
         if ON_GPU:
             acc += tl.dot(x, w.to(tl.bfloat16))
         else:

@@ -7,6 +7,13 @@ import triton.language as tl
 
 
 @triton.jit
+def round_to_bf16(x):
+    bits = x.to(tl.int32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & -65536
+    return bits.to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def w4a16_kernel(
     x_ptr, qw_ptr, scale_ptr, zero_ptr, out_ptr, m, n, k, groups, group,
     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ON_GPU: tl.constexpr,
@@ -31,7 +38,7 @@ def w4a16_kernel(
         meta = cols[None, :].to(tl.int64) * groups + ks[:, None] // group
         scale = tl.load(scale_ptr + meta, mask=w_mask, other=0.0).to(tl.float32)
         zero = tl.load(zero_ptr + meta, mask=w_mask, other=0.0).to(tl.float32)
-        w = (q.to(tl.float32) - zero) * scale
+        w = round_to_bf16((q.to(tl.float32) - zero) * scale)
         if ON_GPU:
             acc += tl.dot(x, w.to(tl.bfloat16))
         else:

@@ -1,0 +1,26 @@
+"""The image and the compose file agree with what the suite runs."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_image_installs_the_torch_the_suite_runs():
+    makefile = re.search(r"torch==([\w.]+)", (ROOT / "Makefile").read_text()).group(1)
+    dockerfile = re.search(r"ARG TORCH_VERSION=([\w.]+)", (ROOT / "Dockerfile").read_text())
+    assert dockerfile.group(1) == makefile
+
+
+def test_the_image_collects_static_files_as_production_serves_them():
+    # whitenoise's manifest storage (DEBUG off) needs the hashed names written at build time
+    assert "RUN DEBUG=0 " in (ROOT / "Dockerfile").read_text()
+
+
+def test_the_web_processes_share_one_quota_cache():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    environment = compose["x-app"]["environment"]
+    assert environment["ARENA_CACHE_URL"].startswith("redis://redis:6379/")
+    assert environment["ARENA_CACHE_URL"] != environment["CELERY_BROKER_URL"]
