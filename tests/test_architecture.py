@@ -6,7 +6,7 @@ from pathlib import Path
 
 import grimp
 
-PACKAGES = ("arena_web", "submissions", "runners", "transcripts")
+PACKAGES = ("arena_web", "submissions", "runners", "transcripts", "arena_cli")
 ROOT = Path(__file__).resolve().parent.parent
 
 
