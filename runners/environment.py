@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import socket
@@ -32,17 +33,30 @@ def describe(device: str) -> dict[str, Any]:
     }
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
+        uuid = gpu_uuid(props)
         env.update(
             gpu=props.name,
+            gpu_uuid=uuid,
+            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
             cuda=torch.version.cuda,
             sm_count=props.multi_processor_count,
             l2_bytes=l2_bytes(),
             memory_bytes=props.total_memory,
         )
-        env.update(_nvidia_smi())
+        env.update(_nvidia_smi(uuid))
     else:
         env["gpu"] = None
     return env
+
+
+def gpu_uuid(props) -> str | None:
+    """The UUID of the GPU this process sees as device 0, as nvidia-smi writes it (GPU-...):
+    on a host of several GPUs it names which one graded (workers pin one each)."""
+    raw = getattr(props, "uuid", None)
+    if raw is None:
+        return None
+    text = str(raw)
+    return text if text.startswith("GPU-") else f"GPU-{text}"
 
 
 def l2_bytes() -> int:
@@ -58,15 +72,16 @@ def _triton_version() -> str | None:
     return triton.__version__
 
 
-def _nvidia_smi() -> dict[str, Any]:
+def _nvidia_smi(uuid: str | None) -> dict[str, Any]:
     if not shutil.which("nvidia-smi"):
         return {}
+    # nvidia-smi ignores CUDA_VISIBLE_DEVICES: index 0 is the host's first GPU, maybe not ours
     query = [
         "nvidia-smi",
         f"--query-gpu={','.join(_SMI_FIELDS)}",
         "--format=csv,noheader",
         "-i",
-        "0",
+        uuid or "0",
     ]
     try:
         done = subprocess.run(query, capture_output=True, text=True, timeout=20, check=True)
