@@ -249,6 +249,8 @@ ARENA_EVAL_HEARTBEAT_S = env_int(
 ARENA_EVAL_MAX_ATTEMPTS = env_int("ARENA_EVAL_MAX_ATTEMPTS", 3, minimum=1)
 ARENA_EVAL_REQUEUE_AFTER_S = env_int("ARENA_EVAL_REQUEUE_AFTER_S", 600, minimum=1)
 ARENA_SWEEP_EVERY_S = env_int("ARENA_SWEEP_EVERY_S", 60, minimum=1)
+# Lineage gradings (services.lineage.grade_lineage): the most versions of one run graded at once.
+ARENA_LINEAGE_GRADE_LIMIT = env_int("ARENA_LINEAGE_GRADE_LIMIT", 8, minimum=2)
 # At-least-once delivery (research/reliability.md §3.2): the database claim makes duplicates
 # harmless, so redeliver rather than lose. The engine enforces the real wall limit; Celery's
 # limits are backstops, and Redis must not redeliver a message while its task can still run.

@@ -15,7 +15,14 @@ from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
 from runners.schema import EvaluationResult, GateResult
-from submissions.models import Annotation, Evaluation, RetiredProblemVersion, Run, ShapeResult
+from submissions.models import (
+    Annotation,
+    Evaluation,
+    LineageVersion,
+    RetiredProblemVersion,
+    Run,
+    ShapeResult,
+)
 from submissions.models.evaluations import SHAPE_MEASURES
 
 HIDDEN_GATE_NAMES = ("correct_hidden",)
@@ -44,8 +51,9 @@ def review_queue() -> QuerySet[Run]:
 
 
 def run_detail_queryset() -> QuerySet[Run]:
-    # the headline evaluation is one of the prefetched evaluations: see latest_evaluation
-    evaluations = Evaluation.objects.select_related("hardware").order_by("-created_at")
+    # the headline evaluation is one of the prefetched evaluations: see latest_evaluation.
+    # Lineage gradings are not the run's history: lineage_curve reads them.
+    evaluations = Evaluation.objects.counted().select_related("hardware").order_by("-created_at")
     retired = RetiredProblemVersion.objects.filter(
         problem=OuterRef("problem"), version=OuterRef("problem_version")
     )
@@ -249,3 +257,79 @@ def public_result(evaluation: Evaluation) -> dict:
     result["gates"] = [asdict(gate) for gate in public_gates(evaluation)]
     result["shapes"] = [redacted_shape(shape) for shape in result.get("shapes", [])]
     return result
+
+
+@dataclass
+class CurvePoint:
+    """One graded version of a run's lineage."""
+
+    index: int
+    turn: int
+    output_tokens: int
+    wall_s: float | None
+    how: str
+    verdict: str
+    score: float | None
+    best: float | None  # the best score of a correct version so far
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == Evaluation.Verdict.OK
+
+
+@dataclass
+class LineageCurve:
+    hardware: str
+    points: list[CurvePoint]
+    versions: int  # rebuilt versions, graded or not
+    waiting: int  # sampled versions not graded yet
+
+    @property
+    def first_correct(self) -> CurvePoint | None:
+        return next((point for point in self.points if point.correct), None)
+
+
+def lineage_curve(run: Run) -> LineageCurve | None:
+    """Score and best-so-far of the run's graded versions, in order, on the target of the
+    latest lineage grading; None before any. Two queries, whatever the number of versions."""
+    grades = list(
+        Evaluation.objects.filter(run=run, trigger=Evaluation.Trigger.LINEAGE)
+        .select_related("hardware")
+        .only("solution_id", "status", "verdict", "score", "hardware__name", "created_at")
+        .order_by("created_at", "pk")
+    )
+    if not grades:
+        return None
+    hardware = grades[-1].hardware
+    mine = [grade for grade in grades if grade.hardware_id == hardware.pk]
+    done = {g.solution_id: g for g in mine if g.status == Evaluation.Status.DONE}  # latest wins
+    pending = {g.solution_id for g in mine if g.status in PENDING} - set(done)
+    versions = list(
+        LineageVersion.objects.filter(run=run)
+        .order_by("index")
+        .only("index", "turn", "output_tokens", "wall_s", "how", "solution_id")
+    )
+    points, best = [], None
+    for version in versions:
+        if grade := done.get(version.solution_id):
+            if grade.verdict == Evaluation.Verdict.OK and grade.score is not None:
+                best = grade.score if best is None else max(best, grade.score)
+            points.append(_curve_point(version, grade, best))
+    waiting = sum(version.solution_id in pending for version in versions)
+    return LineageCurve(hardware.name, points, versions=len(versions), waiting=waiting)
+
+
+PENDING = (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING)
+
+
+def _curve_point(version: LineageVersion, grade: Evaluation, best: float | None) -> CurvePoint:
+    return CurvePoint(
+        index=version.index,
+        turn=version.turn,
+        output_tokens=version.output_tokens,
+        wall_s=version.wall_s,
+        how=version.how,
+        verdict=grade.verdict,
+        score=grade.score,
+        best=best,
+    )

@@ -13,12 +13,14 @@ from submissions.services import evaluations, queue, transcripts
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name=queue.EVALUATE, acks_late=True, reject_on_worker_lost=True)
-def evaluate(*, evaluation_id: int) -> None:
+@shared_task(name=queue.EVALUATE, acks_late=True, reject_on_worker_lost=True, bind=True)
+def evaluate(self, *, evaluation_id: int) -> None:
     if not Evaluation.objects.filter(pk=evaluation_id).exists():
         logger.warning("evaluation %s is gone; message dropped", evaluation_id)
         return
-    evaluations.run_evaluation(evaluation_id=evaluation_id)
+    # the node name (gpu1@host) tells the workers of one host apart; eager calls have none
+    worker = self.request.hostname or ""
+    evaluations.run_evaluation(evaluation_id=evaluation_id, worker=worker)
 
 
 @shared_task(name="submissions.sweep_evaluations")

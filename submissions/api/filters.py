@@ -1,8 +1,23 @@
 """Filters of the run list (django-filter): ``GET /api/v1/runs/?problem=softmax&verdict=ok``."""
 
+from datetime import MAXYEAR, UTC, datetime
+
 import django_filters
 
 from submissions.models import Evaluation, Run
+
+
+class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
+    """Compares in UTC: PostgreSQL refuses offsets beyond ±15:59, which the parser accepts."""
+
+    def filter(self, qs, value):
+        if value is not None:
+            try:
+                value = value.astimezone(UTC)
+            except OverflowError:  # past either end of the calendar once in UTC
+                value = datetime.max if value.year == MAXYEAR else datetime.min
+                value = value.replace(tzinfo=UTC)
+        return super().filter(qs, value)
 
 
 class RunFilter(django_filters.FilterSet):
@@ -17,8 +32,8 @@ class RunFilter(django_filters.FilterSet):
         choices=Evaluation.Verdict.choices,
         help_text="Verdict of the run's headline evaluation",
     )
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
 
     class Meta:
         model = Run

@@ -5,7 +5,13 @@ from django.db import models
 
 from runners import schema
 from submissions.models.registry import HardwareTarget
-from submissions.models.runs import Run
+from submissions.models.runs import Run, Solution
+
+
+class EvaluationQuerySet(models.QuerySet):
+    def counted(self):
+        """Gradings of the run itself: lineage gradings never make a headline, status or board."""
+        return self.exclude(trigger=Evaluation.Trigger.LINEAGE)
 
 
 class Evaluation(models.Model):
@@ -37,10 +43,16 @@ class Evaluation(models.Model):
         UPLOAD = "upload", "Upload"
         REEVALUATE = "reevaluate", "Re-evaluation"
         SWEEPER = "sweeper", "Sweeper"
+        LINEAGE = "lineage", "Lineage version"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
     hardware = models.ForeignKey(
         HardwareTarget, on_delete=models.PROTECT, related_name="evaluations"
+    )
+    # A lineage grading grades one rebuilt version's content instead of the run's upload; the
+    # run's LineageVersion rows with this solution are the versions it grades.
+    solution = models.ForeignKey(
+        Solution, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     verdict = models.CharField(max_length=32, choices=Verdict.choices, blank=True)
@@ -70,6 +82,8 @@ class Evaluation(models.Model):
     trusted = models.BooleanField(default=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    objects = EvaluationQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -36,13 +36,15 @@ class LeaseLost(Exception):
 
 
 def grade(*, evaluation: Evaluation, on_tick: Callable[[], bool]) -> EvaluationResult:
-    """Grade the evaluation's solution on its hardware; store baselines measured on the way."""
+    """Grade the evaluation's code (a lineage version's, else the run's upload) on its hardware;
+    store baselines measured on the way."""
     run = evaluation.run
+    code = evaluation.solution or run.solution
     # CPU timings depend on the machine and its load: the engine measures them every time.
     on_cpu = evaluation.hardware.device == HardwareTarget.Device.CPU
     result = run_engine(
         problem=run.problem.slug,
-        solution=run.solution.code if run.solution else None,
+        solution=code.code if code else None,
         device=evaluation.hardware.device,
         baselines={} if on_cpu else cached_baselines(problem_version=run.problem.version),
         on_tick=on_tick,

@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from runners.schema import EvaluationResult, Verdict
-from submissions.models import Evaluation, HardwareTarget, Run, ShapeResult
+from submissions.models import Evaluation, HardwareTarget, Run, ShapeResult, Solution
 from submissions.services import engine, integrity, queue
 
 logger = logging.getLogger(__name__)
@@ -39,14 +39,17 @@ def create_evaluation(
     hardware: HardwareTarget | None = None,
     trigger: str = Evaluation.Trigger.UPLOAD,
     triggered_by=None,
+    solution: Solution | None = None,
 ) -> Evaluation:
-    """Queue a grading of the run; the message goes out once the transaction commits."""
+    """Queue a grading of the run (of ``solution`` instead of its upload when given); the
+    message goes out once the transaction commits."""
     with transaction.atomic():
         evaluation = Evaluation.objects.create(
             run=run,
             hardware=hardware or run.hardware,
             trigger=trigger,
             triggered_by=triggered_by,
+            solution=solution,
             lease_expires_at=_requeue_deadline(),
         )
         refresh_run(run_id=run.pk)
@@ -57,7 +60,7 @@ def create_evaluation(
 
 def enqueue_evaluation(*, run: Run) -> Evaluation | None:
     """Queue the first grading of a freshly received run; a run already queued keeps its own."""
-    if run.evaluations.exists():
+    if run.evaluations.counted().exists():
         return None
     return create_evaluation(run=run)
 
@@ -80,11 +83,18 @@ def no_worker_message(hardware: HardwareTarget) -> str:
 
 
 def send_evaluation(evaluation: Evaluation) -> None:
-    queue.enqueue(queue.EVALUATE, evaluation_id=evaluation.pk, queue=evaluation.hardware.queue_name)
+    lineage = evaluation.trigger == Evaluation.Trigger.LINEAGE
+    queue.enqueue(
+        queue.EVALUATE,
+        evaluation_id=evaluation.pk,
+        queue=evaluation.hardware.queue_name,
+        priority=queue.LOW_PRIORITY if lineage else None,
+    )
 
 
-def claim(*, evaluation_id: int) -> Claim | None:
-    """Take a queued evaluation for this worker; None when another delivery already has it."""
+def claim(*, evaluation_id: int, worker: str = "") -> Claim | None:
+    """Take a queued evaluation for this worker (its Celery node name, e.g. ``gpu1@host``: one
+    per GPU); None when another delivery already has it."""
     now = timezone.now()
     claimed = Evaluation.objects.filter(pk=evaluation_id, status=Status.QUEUED).update(
         status=Status.RUNNING,
@@ -92,7 +102,7 @@ def claim(*, evaluation_id: int) -> Claim | None:
         started_at=now,
         heartbeat_at=now,
         lease_expires_at=now + timedelta(seconds=settings.ARENA_EVAL_LEASE_S),
-        worker_host=socket.gethostname(),
+        worker_host=worker or socket.gethostname(),
     )
     if not claimed:
         return None
@@ -111,13 +121,15 @@ def heartbeat(claim: Claim) -> bool:
     )
 
 
-def run_evaluation(*, evaluation_id: int) -> None:
+def run_evaluation(*, evaluation_id: int, worker: str = "") -> None:
     """Claim, grade and record one evaluation; the whole life of one delivered message."""
-    current = claim(evaluation_id=evaluation_id)
+    current = claim(evaluation_id=evaluation_id, worker=worker)
     if current is None:
         logger.info("evaluation %s: nothing to claim (duplicate or finished)", evaluation_id)
         return
-    evaluation = Evaluation.objects.select_related("run__problem", "run__solution", "hardware")
+    evaluation = Evaluation.objects.select_related(
+        "run__problem", "run__solution", "hardware", "solution"
+    )
     try:
         result = engine.grade(
             evaluation=evaluation.get(pk=evaluation_id), on_tick=lambda: heartbeat(current)
@@ -203,8 +215,9 @@ def sweep(*, now=None) -> SweepReport:
 def _start_forgotten(*, now) -> int:
     """Runs received but never queued (the upload's enqueue failed) get their first grading."""
     cutoff = now - timedelta(seconds=settings.ARENA_EVAL_REQUEUE_AFTER_S)
-    forgotten = Run.objects.filter(
-        status=Run.Status.RECEIVED, evaluations__isnull=True, created_at__lt=cutoff
+    graded = Evaluation.objects.counted().values("run_id")
+    forgotten = Run.objects.filter(status=Run.Status.RECEIVED, created_at__lt=cutoff).exclude(
+        pk__in=graded
     )
     for run in forgotten:
         create_evaluation(run=run, trigger=Evaluation.Trigger.SWEEPER)
@@ -271,11 +284,14 @@ def _replace_shapes(evaluation_id: int, result: EvaluationResult) -> None:
 
 def _publish_if_due(evaluation_id: int) -> None:
     # Only the first grading publishes: a maintainer's withdrawal survives re-evaluations. A
-    # grade not made as the protocol requires is never published (services.integrity).
+    # grade not made as the protocol requires is never published (services.integrity), nor is
+    # a lineage version's.
     if not settings.ARENA_PUBLISH_ON_GRADE:
         return
-    first = Evaluation.objects.filter(pk=evaluation_id, trusted=True).exclude(
-        trigger=Evaluation.Trigger.REEVALUATE
+    first = (
+        Evaluation.objects.counted()
+        .filter(pk=evaluation_id, trusted=True)
+        .exclude(trigger=Evaluation.Trigger.REEVALUATE)
     )
     Run.objects.filter(evaluations__in=first).update(published=True)
 
@@ -285,15 +301,16 @@ def refresh_run(*, run_id: int) -> None:
 
     The one place both are written. The headline is the latest completed evaluation on the
     run's own hardware, else its latest grader failure there; gradings on other targets (and
-    their failures) never replace it. A new headline refreshes the run's board after the commit.
+    their failures) never replace it, and lineage gradings count for neither. A new headline
+    refreshes the run's board after the commit.
     """
     with transaction.atomic():
         run = Run.objects.select_for_update().only("hardware_id", "headline_evaluation_id")
         run = run.get(pk=run_id)
         rows = list(
-            Evaluation.objects.filter(run_id=run_id).values(
-                "pk", "hardware_id", "status", "finished_at", "created_at"
-            )
+            Evaluation.objects.counted()
+            .filter(run_id=run_id)
+            .values("pk", "hardware_id", "status", "finished_at", "created_at")
         )
         headline = headline_of(rows, hardware_id=run.hardware_id)
         Run.objects.filter(pk=run_id).update(

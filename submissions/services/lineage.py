@@ -1,16 +1,28 @@
-"""Writes: a run's lineage, the versions of its solution.py rebuilt from the transcript.
+"""Writes: a run's lineage, the versions of its solution.py rebuilt from the transcript, and
+their gradings.
 
 Called when a transcript is processed. Each version's content is a ``Solution`` row, stored once
 per sha256 like uploaded solutions, so a run that rewrites the same file many times and runs
-that share versions cost one file per distinct content."""
+that share versions cost one file per distinct content. A version's grading is an
+``Evaluation`` of the run with that ``solution`` and the lineage trigger, which never counts
+(``Evaluation.objects.counted``); it links to versions by content, so it survives a rebuild."""
 
 import logging
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from submissions.models import LineageVersion, Run, RunLineage, Solution
+from submissions.models import (
+    Evaluation,
+    HardwareTarget,
+    LineageVersion,
+    Run,
+    RunLineage,
+    Solution,
+)
 from submissions.models.runs import solution_ast_hash
+from submissions.services.evaluations import create_evaluation
 from transcripts.lineage import Lineage, Version, check_final, rebuild_lineage, sha256_text
 from transcripts.model import Session
 
@@ -66,3 +78,42 @@ def _solution_for(content: str) -> Solution:
 
 def _log(run: Run, lineage: Lineage, status: str) -> None:
     logger.info("run %s: %s lineage versions, final %s", run.uuid, len(lineage.versions), status)
+
+
+def grade_lineage(
+    *, run: Run, hardware: HardwareTarget, limit: int | None = None, user=None
+) -> list[Evaluation]:
+    """Queue low-priority gradings of a sample of the run's versions on ``hardware``: at most
+    ``limit`` (``ARENA_LINEAGE_GRADE_LIMIT``), always the first and the final one. A content
+    already graded there, or waiting to be, is not queued again."""
+    versions = run.lineage_versions.filter(solution__isnull=False).select_related("solution")
+    sample = sampled(list(versions), limit=limit or settings.ARENA_LINEAGE_GRADE_LIMIT)
+    done = set(_lineage_grades(run, hardware).values_list("solution_id", flat=True))
+    fresh = {v.solution_id: v.solution for v in sample if v.solution_id not in done}
+    with transaction.atomic():
+        return [
+            create_evaluation(
+                run=run,
+                hardware=hardware,
+                trigger=Evaluation.Trigger.LINEAGE,
+                triggered_by=user,
+                solution=solution,
+            )
+            for solution in fresh.values()
+        ]
+
+
+def sampled(versions: list, *, limit: int) -> list:
+    """At most ``limit`` of ``versions``, evenly spaced, the first and the last always kept."""
+    if len(versions) <= limit:
+        return versions
+    if limit < 2:
+        return versions[-1:]
+    step = (len(versions) - 1) / (limit - 1)
+    return [versions[round(i * step)] for i in range(limit)]
+
+
+def _lineage_grades(run: Run, hardware: HardwareTarget):
+    return Evaluation.objects.filter(
+        run=run, hardware=hardware, trigger=Evaluation.Trigger.LINEAGE
+    ).exclude(status=Evaluation.Status.ERROR)

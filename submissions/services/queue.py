@@ -19,10 +19,12 @@ PROCESS_TRANSCRIPT = "submissions.process_transcript"
 REFRESH_BOARDS = "submissions.refresh_boards"
 
 INSPECT_TIMEOUT_S = 1.0
+# kombu's Redis transport serves priority 0 first and 9 last; a message without one is sent as 0.
+LOW_PRIORITY = 9
 
 
-def enqueue(name: str, *, queue: str | None = None, **kwargs) -> None:
-    current_app.tasks[name].apply_async(kwargs=kwargs, queue=queue)
+def enqueue(name: str, *, queue: str | None = None, priority: int | None = None, **kwargs) -> None:
+    current_app.tasks[name].apply_async(kwargs=kwargs, queue=queue, priority=priority)
 
 
 def enqueue_on_commit(name: str, *, queue: str | None = None, robust: bool = False, **kwargs):

@@ -19,9 +19,15 @@ def check_queued_evaluations(*, submitter) -> None:
     if submitter is None or submitter.is_staff:
         return
     limit = settings.ARENA_MAX_QUEUED_EVALUATIONS
-    waiting = Evaluation.objects.filter(
-        run__submitter=submitter, status__in=[Evaluation.Status.QUEUED, Evaluation.Status.RUNNING]
-    ).count()
+    # staff's lineage gradings of the submitter's runs are not the submitter's to wait for
+    waiting = (
+        Evaluation.objects.counted()
+        .filter(
+            run__submitter=submitter,
+            status__in=[Evaluation.Status.QUEUED, Evaluation.Status.RUNNING],
+        )
+        .count()
+    )
     if waiting >= limit:
         raise QuotaExceeded(
             f"You have {waiting} evaluations waiting or running; the limit is {limit}. "

@@ -1,0 +1,25 @@
+"""Inputs the fuzzers found, kept as plain cases."""
+
+import pytest
+
+from tests.factories import make_run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("query", "count"),
+    [
+        ("created_after=3905-05-15T01:51:03%2B21:27", 0),  # PostgreSQL allows up to 15:59
+        ("created_before=2999-01-01T00:00-23:59", 1),
+        ("created_after=9999-12-31T23:00-05:00", 0),  # past year 9999 once in UTC
+        ("created_before=9999-12-31T23:00-05:00", 1),
+        ("created_after=0001-01-01T00:00%2B05:00", 1),  # before year 1 once in UTC
+        ("created_before=0001-01-01T00:00%2B05:00", 0),
+    ],
+)
+def test_run_list_dates_with_any_offset_filter_instead_of_failing(client, query, count):
+    make_run()
+    response = client.get(f"/api/v1/runs/?{query}")
+    assert response.status_code == 200
+    assert response.json()["count"] == count
