@@ -128,7 +128,7 @@ def one_parsed_run() -> tuple[str, str]:
 
     user, _ = get_user_model().objects.get_or_create(username=f"load-{uuid.uuid4().hex[:6]}")
     files = RunFiles(
-        solution=IncomingFile("solution.py", example_file("solution.py")),
+        solution=IncomingFile("solution.py", example_file("solution.py", unique=True)),
         transcripts=[IncomingFile("transcript.jsonl", example_file("transcript.jsonl"))],
     )
     run, _ = create_run(
@@ -146,10 +146,11 @@ def one_parsed_run() -> tuple[str, str]:
     return str(run.uuid), token
 
 
-def example_file(name: str):
+def example_file(name: str, *, unique: bool = False):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    return SimpleUploadedFile(name, (EXAMPLE / name).read_bytes())
+    suffix = f"# {uuid.uuid4()}\n".encode() if unique else b""  # the media folder is new
+    return SimpleUploadedFile(name, (EXAMPLE / name).read_bytes() + suffix)
 
 
 class gunicorn:
@@ -159,7 +160,7 @@ class gunicorn:
     def __enter__(self) -> str:
         port = free_port()
         compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"]
-        command = " ".join(compose["command"].split()).split("&& ")[-1]
+        command = shlex.split(compose["command"])[-1].split("&&")[-1].strip()
         command = command.replace("0.0.0.0:8000", f"127.0.0.1:{port}")
         command = command.replace("--workers 3", f"--workers {self.workers}")
         bin_dir = str(Path(sys.executable).parent)

@@ -19,7 +19,7 @@ from submissions.models import (
     TranscriptFile,
 )
 from submissions.models.evaluations import SHAPE_MEASURES
-from submissions.services import evaluations, queue, runs
+from submissions.services import evaluations, lineage, queue, runs
 from submissions.services.evaluations import no_worker_message
 from submissions.services.tokens import revoke_token
 
@@ -153,6 +153,9 @@ class RunAdmin(admin.ModelAdmin):
             for hardware in HardwareTarget.objects.all():
                 name = f"reevaluate_on_{hardware.slug}"
                 actions[name] = (_reevaluate_on(hardware), name, f"Re-evaluate on {hardware.name}")
+                name = f"grade_lineage_on_{hardware.slug}"
+                title = f"Grade the lineage on {hardware.name} (counts nowhere)"
+                actions[name] = (_grade_lineage_on(hardware), name, title)
         return actions
 
     @admin.action(description="Publish the selected runs")
@@ -173,6 +176,22 @@ def _reevaluate_on(hardware: HardwareTarget):
             return
         created = evaluations.reevaluate(runs=queryset, hardware=hardware, user=request.user)
         message = f"Queued {len(created)} evaluations on {hardware.name}."
+        modeladmin.message_user(request, message, messages.SUCCESS)
+
+    return action
+
+
+def _grade_lineage_on(hardware: HardwareTarget):
+    def action(modeladmin, request, queryset):
+        if queue.unserved([hardware]):
+            modeladmin.message_user(request, no_worker_message(hardware), messages.ERROR)
+            return
+        created = [
+            evaluation
+            for run in queryset
+            for evaluation in lineage.grade_lineage(run=run, hardware=hardware, user=request.user)
+        ]
+        message = f"Queued {len(created)} lineage versions on {hardware.name}."
         modeladmin.message_user(request, message, messages.SUCCESS)
 
     return action

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from submissions.api import audit, boards, views
+from submissions.api.lineage import GradeLineageView
 from submissions.api.reevaluate import ReevaluateView
 
 app_name = "api"
@@ -24,6 +25,7 @@ urlpatterns = [
     path("review-queue/", audit.ReviewQueueView.as_view(), name="review-queue"),
     # staff re-grading (services.evaluations)
     path("runs/<uuid:run_id>/reevaluate/", ReevaluateView.as_view(), name="run-reevaluate"),
+    path("runs/<uuid:run_id>/lineage/grade/", GradeLineageView.as_view(), name="run-grade-lineage"),
     # boards: read API and exports (issue 10, submissions.boards)
     path("boards/<slug:hardware>/", boards.BoardView.as_view(), name="board"),
     path("boards/<slug:hardware>/matrix/", boards.MatrixView.as_view(), name="board-matrix"),

@@ -105,6 +105,21 @@ def graded_runs():
 
 
 @dataclass(frozen=True)
+class ConfigRef:
+    """An agent configuration: language model, harness and effort. Every row of a board, matrix
+    or result list that stands for a configuration extends it."""
+
+    config_key: str
+    config_label: str
+    model_slug: str
+    model_name: str
+    provider: str
+    harness_slug: str
+    harness_name: str
+    effort: str
+
+
+@dataclass(frozen=True)
 class ProblemBest:
     problem_slug: str
     problem_title: str
@@ -129,15 +144,7 @@ class HardwareResult:
 
 
 @dataclass(frozen=True)
-class ConfigResult:
-    config_key: str
-    config_label: str
-    model_slug: str
-    model_name: str
-    provider: str
-    harness_slug: str
-    harness_name: str
-    effort: str
+class ConfigResult(ConfigRef):
     runs: int
     hardware: list[HardwareResult]
 

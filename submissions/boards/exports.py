@@ -15,6 +15,7 @@ import numpy as np
 
 from submissions.boards import snapshot, stats
 from submissions.boards.board import Board, BoardFilters
+from submissions.boards.configs import ConfigRef
 from submissions.boards.matrix import Cell, Matrix, MatrixRow
 from submissions.boards.snapshot import BoardRow, ProblemRef
 from submissions.models import HardwareTarget, Problem
@@ -50,17 +51,9 @@ class MatrixExport:
 
 
 @dataclass(frozen=True)
-class ProblemRun:
+class ProblemRun(ConfigRef):
     rank: int  # equal scores share a rank
     run_uuid: str
-    config_key: str
-    config_label: str
-    model_slug: str
-    model_name: str
-    provider: str
-    harness_slug: str
-    harness_name: str
-    effort: str
     score: float
     hidden_score: float | None
     verdict: str
@@ -151,7 +144,8 @@ def as_json(value):
 
 
 def board_csv(board: Board) -> str:
-    return _csv([field.name for field in fields(BoardRow)], map(_values, board.rows))
+    columns = _columns(BoardRow)
+    return _csv(columns, (_values(row, columns) for row in board.rows))
 
 
 MATRIX_CONFIG_COLUMNS = tuple(field.name for field in fields(MatrixRow) if field.name != "cells")
@@ -160,12 +154,13 @@ MATRIX_COLUMNS = (
     "problem",
     *(field.name for field in fields(Cell)),
 )
+CELL_COLUMNS = [field.name for field in fields(Cell)]
 
 
 def matrix_csv(matrix: Matrix) -> str:
     """One line per cell: the configuration, the problem, the cell."""
     lines = (
-        [*(getattr(row, name) for name in MATRIX_CONFIG_COLUMNS), problem.slug, *_values(cell)]
+        [*(getattr(row, name) for name in MATRIX_CONFIG_COLUMNS), problem.slug, *_values(cell, CELL_COLUMNS)]
         for row in matrix.rows
         for problem, cell in zip(matrix.problems, row.cells, strict=True)
     )
@@ -173,11 +168,18 @@ def matrix_csv(matrix: Matrix) -> str:
 
 
 def problem_runs_csv(result: ProblemRuns) -> str:
-    return _csv([field.name for field in fields(ProblemRun)], map(_values, result.runs))
+    columns = _columns(ProblemRun)
+    return _csv(columns, (_values(run, columns) for run in result.runs))
 
 
-def _values(item) -> list:
-    return [getattr(item, field.name) for field in fields(item)]
+def _columns(row_type) -> list[str]:
+    """The row's fields, its rank first (the configuration's fields come first by inheritance)."""
+    names = [field.name for field in fields(row_type)]
+    return sorted(names, key=lambda name: name != "rank")
+
+
+def _values(item, columns: list[str]) -> list:
+    return [getattr(item, name) for name in columns]
 
 
 def _csv(header, lines) -> str:

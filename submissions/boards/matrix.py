@@ -15,6 +15,7 @@ import numpy as np
 
 from submissions.boards import snapshot, stats
 from submissions.boards.board import NO_FILTERS, BoardFilters, filter_records
+from submissions.boards.configs import ConfigRef
 from submissions.boards.snapshot import ProblemRef, Records
 from submissions.models import HardwareTarget
 
@@ -43,15 +44,7 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class MatrixRow:
-    config_key: str
-    config_label: str
-    model_slug: str
-    model_name: str
-    provider: str
-    harness_slug: str
-    harness_name: str
-    effort: str
+class MatrixRow(ConfigRef):
     score: float  # the board's configuration score, which orders the rows
     cells: list[Cell]
 

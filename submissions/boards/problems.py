@@ -9,6 +9,7 @@ from statistics import fmean, median
 from submissions.boards.configs import (
     CONFIG_VALUES,
     OUTCOME_VALUES,
+    ConfigRef,
     config_fields,
     graded_runs,
     run_score,
@@ -24,17 +25,9 @@ UNTIMED_VERDICTS = (Evaluation.Verdict.TIMING_REJECTED,)
 
 
 @dataclass(frozen=True)
-class RankedRun:
+class RankedRun(ConfigRef):
     rank: int  # competition ranking: equal scores share a rank
     run_uuid: str
-    config_key: str
-    config_label: str
-    model_slug: str
-    model_name: str
-    provider: str
-    harness_slug: str
-    harness_name: str
-    effort: str
     score: float
     hidden_score: float | None
     verdict: str

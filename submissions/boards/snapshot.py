@@ -23,6 +23,7 @@ from django.db.models.functions import Exp, Ln
 from django.utils import timezone
 
 from submissions.boards import configs, stats
+from submissions.boards.configs import ConfigRef
 from submissions.models import (
     BoardSnapshot,
     Evaluation,
@@ -66,32 +67,10 @@ class ProblemRef:
 
 
 @dataclass(frozen=True)
-class ConfigRef:
-    """An agent configuration: language model, harness and effort."""
-
-    config_key: str
-    config_label: str
-    model_slug: str
-    model_name: str
-    provider: str
-    harness_slug: str
-    harness_name: str
-    effort: str
-
-
-@dataclass(frozen=True)
-class BoardRow:
+class BoardRow(ConfigRef):
     """A configuration's line on the board; see ``stats.Summary`` for the figures."""
 
     rank: int
-    config_key: str
-    config_label: str
-    model_slug: str
-    model_name: str
-    provider: str
-    harness_slug: str
-    harness_name: str
-    effort: str
     score: float
     ci_low: float
     ci_high: float

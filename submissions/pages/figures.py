@@ -82,6 +82,77 @@ def evaluation_history(reports) -> dict:
     return as_json(fig)
 
 
+# x axes of the convergence curve: field of selectors.CurvePoint, axis title
+CURVE_AXES = (
+    ("turn", "turn"),
+    ("output_tokens", "output tokens so far"),
+    ("wall_s", "wall time so far (s)"),
+)
+
+
+def convergence(curve) -> dict:
+    """Each graded version's score, the best correct score so far, failures on the axis and the
+    first correct version, against turns; buttons switch the x axis to tokens or wall time."""
+    points = curve.points
+    failed = [p for p in points if not p.correct]
+    first = [curve.first_correct] if curve.first_correct else []
+    series = (
+        ("score", [p for p in points if p.correct], "markers", {"color": PALETTE[0], "size": 8}),
+        ("best so far", points, "lines", None),
+        ("failed", failed, "markers", {"color": FRONTIER, "size": 10, "symbol": "x"}),
+        ("first correct", first, "markers", _FIRST_MARKER),
+    )
+    fig = go.Figure(layout=_curve_layout(series))
+    for name, members, mode, marker in series:
+        fig.add_scatter(
+            x=[p.turn for p in members],
+            y=[_curve_y(name, p) for p in members],
+            name=name,
+            mode=mode,
+            marker=marker,
+            line={"color": INK, "shape": "hv", "width": 2},
+            text=[f"version {p.index} ({p.how}) · {p.verdict}" for p in members],
+            hovertemplate="%{text}<br>x %{x} · score %{y:.3g}<extra></extra>",
+        )
+    return as_json(fig)
+
+
+_FIRST_MARKER = {
+    "color": "#2b8a3e",
+    "size": 16,
+    "symbol": "star",
+    "line": {"color": "#fff", "width": 1},
+}
+
+
+def _curve_y(name: str, point) -> float | None:
+    if name == "failed":
+        return 0
+    return point.best if name == "best so far" else point.score
+
+
+def _curve_layout(series) -> dict:
+    buttons = [
+        {
+            "label": title.removesuffix(" so far (s)").removesuffix(" so far"),
+            "method": "update",
+            "args": [
+                {"x": [[getattr(p, field) for p in members] for _, members, _, _ in series]},
+                {"xaxis.title.text": title},
+            ],
+        }
+        for field, title in CURVE_AXES
+    ]
+    menu = {"type": "buttons", "direction": "right", "x": 0, "y": 1.18, "xanchor": "left"}
+    return layout(
+        height=320,
+        margin={"t": 48},
+        xaxis={"title": {"text": "turn"}},
+        yaxis={"title": {"text": "score"}, "rangemode": "tozero"},
+        updatemenus=[menu | {"buttons": buttons, "showactive": True}],
+    )
+
+
 def run_path(run_uuid: str | None) -> str | None:
     return reverse("submissions:run-detail", kwargs={"run_id": run_uuid}) if run_uuid else None
 

@@ -21,12 +21,15 @@ def run_index(request):
 def run_detail(request, run_id):
     run = selectors.run_for_viewer(run_id=run_id, user=request.user)
     reports = selectors.evaluation_reports(run)
+    curve = selectors.lineage_curve(run)
     context = {
         "run": run,
         "rank": boards.run_rank(run=run),
         "reports": reports,
         "headline": _headline(run, reports),
         "history": figures.evaluation_history(reports) if len(reports) > 1 else None,
+        "curve": curve,
+        "convergence": figures.convergence(curve) if curve and curve.points else None,
         "metadata_json": json.dumps(run.metadata, indent=2, ensure_ascii=False),
         "spread": selectors.timing_spread(run),
         "solution_html": solution_html(run.solution) if run.solution else "",
