@@ -160,7 +160,11 @@ CELL_COLUMNS = [field.name for field in fields(Cell)]
 def matrix_csv(matrix: Matrix) -> str:
     """One line per cell: the configuration, the problem, the cell."""
     lines = (
-        [*(getattr(row, name) for name in MATRIX_CONFIG_COLUMNS), problem.slug, *_values(cell, CELL_COLUMNS)]
+        [
+            *(getattr(row, name) for name in MATRIX_CONFIG_COLUMNS),
+            problem.slug,
+            *_values(cell, CELL_COLUMNS),
+        ]
         for row in matrix.rows
         for problem, cell in zip(matrix.problems, row.cells, strict=True)
     )
