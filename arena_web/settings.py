@@ -6,6 +6,7 @@ DEBUG=0, SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL) and CELERY_BROKER_
 
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -232,7 +233,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Queues an eager (in-process) grading can serve; the admin and API refuse re-gradings on others.
 ARENA_EAGER_QUEUES = env_list("ARENA_EAGER_QUEUES", ["cpu"])
 # One lock file per GPU of the host: a second worker pinned to a held GPU refuses to start.
-ARENA_GPU_LOCK_DIR = env_str("ARENA_GPU_LOCK_DIR", "/tmp/kernel-arena-gpu-locks")
+ARENA_GPU_LOCK_DIR = env_str(
+    "ARENA_GPU_LOCK_DIR", str(Path(tempfile.gettempdir()) / "kernel-arena-gpu-locks")
+)
 
 # --- Evaluation workers (services.evaluations; docs/architecture.md "Celery queues") ---
 # The engine's command line; tests point it at a fake engine for fault injection.

@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from submissions.api import audit, boards, views
 from submissions.api.lineage import GradeLineageView
 from submissions.api.reevaluate import ReevaluateView
+from submissions.api.token_login import token_login
 
 app_name = "api"
 
@@ -23,6 +24,8 @@ urlpatterns = [
     path("runs/<uuid:run_id>/invalidate/", audit.InvalidateView.as_view(), name="run-invalidate"),
     path("runs/<uuid:run_id>/restore/", audit.RestoreView.as_view(), name="run-restore"),
     path("review-queue/", audit.ReviewQueueView.as_view(), name="review-queue"),
+    # a browser session from an API token, for the browsable API's forms
+    path("auth/token-login/", token_login, name="token-login"),
     # staff re-grading (services.evaluations)
     path("runs/<uuid:run_id>/reevaluate/", ReevaluateView.as_view(), name="run-reevaluate"),
     path("runs/<uuid:run_id>/lineage/grade/", GradeLineageView.as_view(), name="run-grade-lineage"),

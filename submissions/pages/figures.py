@@ -110,6 +110,7 @@ def convergence(curve) -> dict:
             name=name,
             mode=mode,
             marker=marker,
+            cliponaxis=False,  # failures sit on the axis
             line={"color": INK, "shape": "hv", "width": 2},
             text=[f"version {p.index} ({p.how}) · {p.verdict}" for p in members],
             hovertemplate="%{text}<br>x %{x} · score %{y:.3g}<extra></extra>",
@@ -145,8 +146,9 @@ def _curve_layout(series) -> dict:
     ]
     menu = {"type": "buttons", "direction": "right", "x": 0, "y": 1.18, "xanchor": "left"}
     return layout(
-        height=320,
-        margin={"t": 48},
+        height=340,
+        margin={"t": 48, "b": 64},
+        legend={"y": -0.3},
         xaxis={"title": {"text": "turn"}},
         yaxis={"title": {"text": "score"}, "rangemode": "tozero"},
         updatemenus=[menu | {"buttons": buttons, "showactive": True}],

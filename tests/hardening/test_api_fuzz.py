@@ -21,7 +21,7 @@ from tests.factories import make_evaluation, make_registry, make_run, make_super
 pytestmark = pytest.mark.django_db(transaction=True)
 EXAMPLES = int(os.environ.get("ARENA_FUZZ_EXAMPLES", "20"))
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
-OPERATIONS = 19  # every documented operation; a new one must be fuzzed too
+OPERATIONS = 19  # documented when this was written; every one found is fuzzed
 
 
 @pytest.fixture
@@ -62,6 +62,6 @@ def fuzz(operation, mode: GenerationMode, headers: dict) -> bool:
 def test_every_operation_answers_within_its_schema(live_api, mode):
     schema, headers = live_api
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == OPERATIONS
+    assert len(operations) >= OPERATIONS
     fuzzed = [operation.label for operation in operations if fuzz(operation, mode, headers)]
-    assert len(fuzzed) >= (OPERATIONS if mode is GenerationMode.POSITIVE else 8), fuzzed
+    assert len(fuzzed) >= (len(operations) if mode is GenerationMode.POSITIVE else 8), fuzzed

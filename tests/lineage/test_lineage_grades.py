@@ -215,13 +215,14 @@ def test_the_api_refuses_when_no_worker_listens_and_refuses_non_staff():
     run = make_graded_run(hardware=make_cpu_hardware(queue="nobody-listens"))
     make_lineage(run, CONVERGING)
     url = reverse("api:run-grade-lineage", kwargs={"run_id": run.uuid})
-    refused = staff_api().post(url, {}, format="json")
+    staff = staff_api()
+    refused = staff.post(url, {}, format="json")
     assert refused.status_code == 409
     assert "No worker is listening" in refused.json()["detail"]
     member = APIClient()
     member.credentials(HTTP_AUTHORIZATION=f"Token {make_token(make_user('bob'))}")
     assert member.post(url, {}, format="json").status_code == 403
-    assert staff_api().post(url, {"limit": 1}, format="json").status_code == 400
+    assert staff.post(url, {"limit": 1}, format="json").status_code == 400
     assert not Evaluation.objects.filter(trigger=LINEAGE).exists()
 
 
@@ -267,7 +268,7 @@ def test_the_run_page_shows_the_curve_in_as_many_queries_whatever_the_versions(
     make_lineage(run, (CONVERGING * 2)[:versions])
     with django_capture_on_commit_callbacks(execute=True):
         grade_lineage(run=run, hardware=run.hardware)
-    with django_assert_num_queries(8):  # the run page's 6, then lineage gradings and versions
+    with django_assert_num_queries(6):  # the lineage gradings and the versions among them
         page = client.get(run.get_absolute_url()).content.decode()
     assert "Convergence" in page and 'id="convergence-figure"' in page
     assert "version 1 · turn 3 · 200 output tokens · 20 s" in page

@@ -23,7 +23,7 @@ PAGES = {
     "/models/gpt-5/": 4,
     "/harnesses/codex-cli/": 4,
     "/runs/": 1,
-    "run": 6,  # with the run's annotations
+    "run": 7,  # with the run's annotations and its lineage gradings
     "transcript": 5,
 }
 

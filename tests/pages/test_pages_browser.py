@@ -85,7 +85,7 @@ def test_every_page_type_loads_and_draws_its_charts(visit, live_server, history)
         assert open_page(visit, live_server.url + url) == charts, url
         assert visit.locator("header.site-header nav a").count() == 8
     assert visit.seen["errors"] == []
-    open_page(visit, live_server.url + transcript, status=404)
+    open_page(visit, live_server.url + transcript, status=422)
     assert visit.get_by_role("link", name="← Back to the run").get_attribute("href") == (
         run.get_absolute_url()
     )
