@@ -105,7 +105,8 @@ def test_the_api_never_lists_lineage_gradings_among_the_runs_evaluations(
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {make_token(owner)}")
     detail = api.get(reverse("api:run-detail", kwargs={"uuid": run.uuid})).json()
-    assert (detail["evaluations"], detail["timing_spread"], detail["status"]) == ([], [], "received")
+    shown = (detail["evaluations"], detail["timing_spread"], detail["status"])
+    assert shown == ([], [], "received")
 
 
 def test_at_most_the_limit_is_sampled_evenly_with_the_first_and_final_version():
@@ -146,7 +147,9 @@ def test_content_already_graded_or_not_rebuildable_is_not_queued(
     assert [p.index for p in selectors.lineage_curve(run).points] == [0, 2, 3]
 
 
-def test_lineage_gradings_are_sent_with_low_priority(monkeypatch, django_capture_on_commit_callbacks):
+def test_lineage_gradings_are_sent_with_low_priority(
+    monkeypatch, django_capture_on_commit_callbacks
+):
     sent = []
     monkeypatch.setattr(queue, "enqueue", lambda name, **kwargs: sent.append(kwargs))
     run = make_graded_run()

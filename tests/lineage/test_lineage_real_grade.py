@@ -38,7 +38,11 @@ def example_run(settings, tmp_path) -> Run:
     return Run.objects.get(uuid=response.json()["id"])
 
 
-def test_the_example_lineage_is_graded_on_cpu_and_its_curve_draws(visit, live_server, example_run):
+def test_the_example_lineage_is_graded_on_cpu_and_its_curve_draws(
+    visit,  # noqa: F811  (the imported fixture)
+    live_server,
+    example_run,
+):
     cpu = HardwareTarget.objects.get(slug="cpu")
     headline = Run.objects.get(pk=example_run.pk).headline_evaluation_id
     assert len(grade_lineage(run=example_run, hardware=cpu)) == 3

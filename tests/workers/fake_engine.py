@@ -4,8 +4,8 @@ Directives in the solution text, one per line (``# fake: sleep=30``):
 ``sleep=N`` sleeps N seconds before answering, ``sleep_first=N`` only on its first start,
 ``crash`` exits 3 without a result, ``garble`` writes half a result, ``nan`` reports a NaN
 error, ``kill_parent`` SIGKILLs the process that started it (the Celery pool child),
-``verdict=V`` answers with that verdict, ``score=X`` with that score, ``unsandboxed`` reports a grade made outside the
-sandbox, ``gpu=NAME`` one made on another GPU model (the real engine's
+``verdict=V`` answers with that verdict, ``score=X`` with that score, ``unsandboxed`` reports
+a grade made outside the sandbox, ``gpu=NAME`` one made on another GPU model (the real engine's
 `environment.hardware`). Every start and finish is appended to the file named by FAKE_ENGINE_LOG
 as ``start PID`` / ``done PID``.
 """

@@ -25,7 +25,7 @@ def evaluate(run, capture, **fields) -> Evaluation:
 def sent(monkeypatch) -> list[tuple[int, str]]:
     messages = []
 
-    def record(*, kwargs, queue):
+    def record(*, kwargs, queue, priority=None):
         messages.append((kwargs["evaluation_id"], queue))
 
     monkeypatch.setattr(tasks.evaluate, "apply_async", record)
