@@ -292,23 +292,68 @@ class LineageCurve:
 def lineage_curve(run: Run) -> LineageCurve | None:
     """Score and best-so-far of the run's graded versions, in order, on the target of the
     latest lineage grading; None before any. Two queries, whatever the number of versions."""
-    grades = list(
-        Evaluation.objects.filter(run=run, trigger=Evaluation.Trigger.LINEAGE)
-        .select_related("hardware")
-        .only("solution_id", "status", "verdict", "score", "hardware__name", "created_at")
-        .order_by("created_at", "pk")
-    )
+    grades = list(_lineage_grades().filter(run=run))
     if not grades:
         return None
     hardware = grades[-1].hardware
     mine = [grade for grade in grades if grade.hardware_id == hardware.pk]
-    done = {g.solution_id: g for g in mine if g.status == Evaluation.Status.DONE}  # latest wins
-    pending = {g.solution_id for g in mine if g.status in PENDING} - set(done)
-    versions = list(
-        LineageVersion.objects.filter(run=run)
-        .order_by("index")
-        .only("index", "turn", "output_tokens", "wall_s", "how", "solution_id")
+    return _curve(hardware.name, _versions().filter(run=run), mine)
+
+
+@dataclass
+class LabelledCurve:
+    label: str
+    run_uuid: str
+    curve: LineageCurve
+
+
+def lineage_overlay(*, runs: list[tuple[str, str]], hardware) -> list[LabelledCurve]:
+    """The lineage curves on `hardware` of the given runs ((uuid, label): the problem page's
+    top configurations), those graded there; two queries at most."""
+    grades = list(_lineage_grades().filter(run__uuid__in=[u for u, _ in runs], hardware=hardware))
+    if not grades:
+        return []
+    by_run: dict[int, list[Evaluation]] = defaultdict(list)
+    for grade in grades:
+        by_run[grade.run_id].append(grade)
+    versions: dict[int, list[LineageVersion]] = defaultdict(list)
+    for version in _versions().filter(run_id__in=list(by_run)):
+        versions[version.run_id].append(version)
+    uuids = {str(grade.run.uuid): grade.run_id for grade in grades}
+    return [
+        LabelledCurve(label, uuid, _curve(hardware.name, versions[run_id], by_run[run_id]))
+        for uuid, label in runs
+        if (run_id := uuids.get(uuid)) is not None
+    ]
+
+
+def _lineage_grades():
+    return (
+        Evaluation.objects.filter(trigger=Evaluation.Trigger.LINEAGE)
+        .select_related("hardware", "run")
+        .only(
+            "solution_id",
+            "status",
+            "verdict",
+            "score",
+            "hardware__name",
+            "created_at",
+            "run_id",
+            "run__uuid",
+        )
+        .order_by("created_at", "pk")
     )
+
+
+def _versions():
+    fields = ("index", "turn", "output_tokens", "wall_s", "how", "solution_id", "run_id")
+    return LineageVersion.objects.order_by("run_id", "index").only(*fields)
+
+
+def _curve(hardware: str, versions, grades: list[Evaluation]) -> LineageCurve:
+    versions = list(versions)
+    done = {g.solution_id: g for g in grades if g.status == Evaluation.Status.DONE}  # latest wins
+    pending = {g.solution_id for g in grades if g.status in PENDING} - set(done)
     points, best = [], None
     for version in versions:
         if grade := done.get(version.solution_id):
@@ -316,7 +361,7 @@ def lineage_curve(run: Run) -> LineageCurve | None:
                 best = grade.score if best is None else max(best, grade.score)
             points.append(_curve_point(version, grade, best))
     waiting = sum(version.solution_id in pending for version in versions)
-    return LineageCurve(hardware.name, points, versions=len(versions), waiting=waiting)
+    return LineageCurve(hardware, points, versions=len(versions), waiting=waiting)
 
 
 PENDING = (Evaluation.Status.QUEUED, Evaluation.Status.RUNNING)

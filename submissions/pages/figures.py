@@ -118,6 +118,30 @@ def convergence(curve) -> dict:
     return as_json(fig)
 
 
+def convergence_overlay(curves) -> dict:
+    """Best score so far against turns, one line per configuration's run (the problem page)."""
+    fig = go.Figure(
+        layout=layout(
+            height=340,
+            xaxis={"title": {"text": "turn"}},
+            yaxis={"title": {"text": "best score so far"}, "rangemode": "tozero"},
+        )
+    )
+    for n, entry in enumerate(curves):
+        points = entry.curve.points
+        fig.add_scatter(
+            x=[p.turn for p in points],
+            y=[p.best for p in points],
+            name=entry.label,
+            mode="lines+markers",
+            line={"color": color(n), "shape": "hv", "width": 2},
+            customdata=[run_path(entry.run_uuid)] * len(points),
+            text=[f"version {p.index} · {p.verdict}" for p in points],
+            hovertemplate="%{text}<br>turn %{x} · best %{y:.3g}<extra></extra>",
+        )
+    return as_json(fig)
+
+
 _FIRST_MARKER = {
     "color": "#2b8a3e",
     "size": 16,

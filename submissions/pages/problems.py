@@ -4,7 +4,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from submissions import boards
+from submissions import boards, selectors
 from submissions.models import HardwareTarget, Problem
 from submissions.pages import figures
 from submissions.pages.rendering import statement_html
@@ -22,6 +22,7 @@ def problem_detail(request, slug):
     tabs = boards.ranked_hardware()
     hardware = _hardware(request.GET.get("hardware"), tabs)
     page = boards.problem_page(problem=problem, hardware=hardware) if hardware else None
+    overlay = _overlay(page) if page else []
     context = {
         "problem": problem,
         "tabs": tabs,
@@ -29,8 +30,22 @@ def problem_detail(request, slug):
         "page": page,
         "statement_html": statement_html(problem.statement),
         "figures": figures.problem_figures(page) if page else {},
+        "overlay": figures.convergence_overlay(overlay) if overlay else None,
     }
     return render(request, "submissions/problem_detail.html", context)
+
+
+OVERLAY_CONFIGS = 5
+
+
+def _overlay(page):
+    """The lineage curves of the best run of each of the top configurations, where graded."""
+    best: dict[str, tuple[str, str]] = {}
+    for run in page.runs:  # ranked, best first
+        if len(best) < OVERLAY_CONFIGS and run.config_key not in best:
+            best[run.config_key] = (run.run_uuid, run.config_label)
+    curves = selectors.lineage_overlay(runs=list(best.values()), hardware=page.hardware)
+    return [entry for entry in curves if entry.curve.points]
 
 
 def _hardware(slug: str | None, tabs: list[HardwareTarget]) -> HardwareTarget | None:

@@ -275,3 +275,26 @@ def test_the_run_page_shows_the_curve_in_as_many_queries_whatever_the_versions(
         page = client.get(run.get_absolute_url()).content.decode()
     assert "Convergence" in page and 'id="convergence-figure"' in page
     assert "version 1 · turn 3 · 200 output tokens · 20 s" in page
+
+
+def test_the_problem_page_overlays_the_top_configurations_curves(
+    client, django_capture_on_commit_callbacks
+):
+    run = make_graded_run(published=True)
+    make_lineage(run, CONVERGING)
+    with django_capture_on_commit_callbacks(execute=True):
+        evaluations.enqueue_evaluation(run=run)
+        grade_lineage(run=run, hardware=run.hardware)
+    url = reverse("submissions:problem-detail", kwargs={"slug": run.problem.slug})
+    html = client.get(url, {"hardware": run.hardware.slug}).content.decode()
+    assert 'data-figure="overlay-figure"' in html
+    assert "How the top configurations got there" in html
+    curves = selectors.lineage_overlay(runs=[(str(run.uuid), "label")], hardware=run.hardware)
+    assert [p.best for p in curves[0].curve.points] == [None, 1.5, 1.5, 3.0]
+
+
+def test_a_problem_page_without_graded_lineages_has_no_overlay(client):
+    run = make_graded_run(published=True)
+    url = reverse("submissions:problem-detail", kwargs={"slug": run.problem.slug})
+    html = client.get(url, {"hardware": run.hardware.slug}).content.decode()
+    assert "overlay-figure" not in html

@@ -16,8 +16,8 @@ PAGES = {
     "/boards/h100-sxm/matrix/?stat=median&model=gpt-5": 6,
     "/boards/h100-sxm/charts/": 7,
     "/problems/": 1,
-    "/problems/softmax/": 4,
-    "/problems/softmax/?hardware=cpu": 5,
+    "/problems/softmax/": 5,  # with the lineage curves of the top configurations
+    "/problems/softmax/?hardware=cpu": 6,
     "/models/": 3,
     "/harnesses/": 3,
     "/models/gpt-5/": 4,
