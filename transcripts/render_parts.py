@@ -38,9 +38,17 @@ def header_html(session: Session, *, context: dict, title: str) -> str:
     verdict = str(context.get("verdict") or "")
     cls = "ok" if verdict == "ok" else ("bad" if verdict else "")
     return (
-        f'<header><h1>{_e(title)}</h1><p class="verdict {cls}">{_e(verdict or "not graded")}</p>'
+        f"<header>{_back_link(context.get('back_url'))}"
+        f'<h1>{_e(title)}</h1><p class="verdict {cls}">{_e(verdict or "not graded")}</p>'
         f'<table class="meta">{_rows(rows)}</table>{_warnings(session)}</header>'
     )
+
+
+def _back_link(url) -> str:
+    """The page's way back to where it came from (the platform's run page); only web links."""
+    if not isinstance(url, str) or not url.startswith(("https://", "http://", "/")):
+        return ""
+    return f'<p class="back"><a href="{_e(url)}">\u2190 Back to the run</a></p>'
 
 
 _TOKEN_ROWS = (

@@ -29,7 +29,9 @@ def _transcript_response(request, run_id, *, download: bool) -> HttpResponse:
     run = selectors.run_for_viewer(run_id=run_id, user=request.user)
     if run.transcript_status != Run.TranscriptStatus.PARSED:
         return _unread(request, run)
-    html = page_html(run, transcript_context(run))
+    html = page_html(
+        run, transcript_context(run, back_url=request.build_absolute_uri(run.get_absolute_url()))
+    )
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     # The page's own hash-based policy, repeated as a header (browsers enforce every policy they
     # get, so the header must allow exactly what the meta tag allows) and closed to framing.
@@ -47,10 +49,13 @@ def _unread(request, run: Run) -> HttpResponse:
     return response
 
 
-def transcript_context(run: Run) -> dict:
+def transcript_context(run: Run, *, back_url: str = "") -> dict:
+    """What the page shows of the run; ``back_url`` is absolute, so the downloaded file links
+    back too (the served and downloaded pages are the same stored page)."""
     evaluation = selectors.latest_evaluation(run)
     graded = evaluation is not None and bool(evaluation.result)
     return {
+        "back_url": back_url,
         "title": f"{run.problem.title} · {run.language_model.display_name} · {run.harness.name}",
         "problem": run.problem.title,
         "model": run.language_model.display_name,

@@ -226,3 +226,11 @@ def test_a_transcript_still_being_read_answers_accepted_with_a_retry(client):
         page = client.get(reverse(name, kwargs={"run_id": run.uuid}))
         assert (page.status_code, page["Retry-After"]) == (202, "10")
         assert run.get_absolute_url() in page.content.decode()
+
+
+def test_the_transcript_page_links_back_to_its_run_in_the_served_and_downloaded_file(client):
+    run = parsed_run()
+    back = f'<a href="http://testserver{run.get_absolute_url()}">'
+    for name in ("submissions:run-transcript", "submissions:run-transcript-download"):
+        page = client.get(reverse(name, kwargs={"run_id": run.uuid}))
+        assert back in page.content.decode(), name

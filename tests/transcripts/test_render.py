@@ -244,3 +244,10 @@ def test_a_large_payload_is_embedded_gzipped_and_reads_back_whole(monkeypatch):
     assert len(packed) < len(plain) / 2
     assert render.embedded_payload(packed) == render.embedded_payload(plain)
     assert render.embedded_payload(plain) == json.loads(data_block(plain))
+
+
+def test_a_back_link_is_drawn_only_for_web_addresses():
+    session = Session(id="s", harness="h", format="f", events=[])
+    assert 'href="/runs/1/"' in render_html(session, context={"back_url": "/runs/1/"})
+    html = render_html(session, context={"back_url": "javascript:alert(1)"})
+    assert "javascript:alert" not in html and "Back to the run" not in html
