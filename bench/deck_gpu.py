@@ -1,6 +1,7 @@
 """Validation of the problem deck on a GPU, for docs/problems.md.
 
     python bench/deck_gpu.py measure --out DIR [--problems a,b] [--compile visible|all|none]
+        [--shapes hidden2,visible0]
     python bench/deck_gpu.py grade --out DIR --baselines DIR/deck.json [--problems a,b]
 
 `measure` works in one process, shape by shape (visible, then held-out): the reference's inputs
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--baselines", type=Path)
     parser.add_argument("--time-cap", type=float, default=0.6)
+    parser.add_argument("--shapes", default="", help="only these shape ids (hidden2,visible0)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     slugs = [s for s in args.problems.split(",") if s]
@@ -128,7 +130,10 @@ class Measure:
         self.report["problems"][slug] = entry
         controls = [c for c in NEGATIVE if (SOLUTIONS / slug / f"{c}.py").is_file()]
         verdicts = {c: {"failed_visible": [], "failed_hidden": []} for c in controls}
+        wanted = {name for name in self.args.shapes.split(",") if name}
         for plan in visible + hidden:
+            if wanted and plan.id not in wanted:
+                continue
             if self.left_s() < 20:
                 entry["stopped"] = f"deadline before {plan.id}"
                 break

@@ -1,9 +1,10 @@
 """Fault injection: uploads graded by real Celery workers while workers, Redis and PostgreSQL die.
 
-Starts a private PostgreSQL cluster and a private Redis (nothing on disk), N workers on the CPU
-target's queue, then uploads runs through ``services.runs.create_run`` while it SIGKILLs workers
-at random points (a busy one when there is one; each is started again, as a supervisor would),
-restarts Redis and PostgreSQL, and sweeps as beat would. Then it counts runs lost (no finished
+Starts a private PostgreSQL cluster (port 5441) and a private Redis that keeps nothing on disk
+(port 6391), N workers on the CPU target's queue, then uploads runs in bursts through
+``services.runs.create_run`` while it SIGKILLs workers at random moments (a busy one when there is
+one; each is started again, as a supervisor would), restarts Redis and PostgreSQL (each just after
+a burst), and sweeps as beat would. Then it counts runs lost (no finished
 evaluation), evaluations graded twice (the workers' own "evaluation N graded:" lines), runs stuck
 (queued or running after a whole sweeper period with no progress) and the time to recover after
 each fault. Run from the repository root:
@@ -15,6 +16,8 @@ standing for a grade of ``--grade-s`` seconds; ``--engine real`` runs the real e
 """
 
 import argparse
+import dataclasses
+import io
 import json
 import logging
 import os
@@ -44,10 +47,12 @@ SWEEP_EVERY_S = 5
 # a whole sweeper period: a lapsed lease taken back, a lost message resent, and room to spare
 QUIET_S = LEASE_S + REQUEUE_AFTER_S + 2 * SWEEP_EVERY_S
 FINISHED = ("done", "error")
+BURST_LEAD_S = 3
 
 
 def main() -> int:
     args = _parse()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the servers on the way out
     args.out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="arena-faults-"))
     try:
@@ -158,7 +163,9 @@ def _postgres(scratch: Path, port: int):
 
 def _quiet(command: list, check: bool = True) -> None:
     as_owner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    subprocess.run([*as_owner, *map(str, command)], check=check, capture_output=True)
+    # DEVNULL, not pipes: the server started by pg_ctl would hold a pipe open for good
+    out = subprocess.DEVNULL
+    subprocess.run([*as_owner, *map(str, command)], check=check, stdout=out, stderr=out)
 
 
 def _answers(command: list[str]) -> bool:
@@ -205,8 +212,11 @@ def _bench(args, redis_server: Redis, pg: Postgres) -> dict:
 
     django.setup()
     _log_to(args.out / "logs" / "driver.log")
+    from submissions.services.registry import seed_registry
+
     call_command("migrate", verbosity=0)
-    call_command("sync_problems", verbosity=0)
+    seed_registry()
+    call_command("sync_problems", verbosity=0, stdout=io.StringIO())
     workers = Workers(args.workers, args.out / "logs")
     faults = Faults(args, workers, redis_server, pg)
     try:
@@ -228,18 +238,19 @@ def _log_to(path: Path) -> None:
 
 
 def _schedule(args) -> list[tuple[float, str]]:
-    """(seconds from the start, event): uploads evenly spread, kills at random moments, the
-    restarts of Redis and PostgreSQL interleaved through the middle of the phase."""
+    """(seconds from the start, event): kills at random moments; Redis and PostgreSQL restarted
+    through the middle of the phase, each 3 s after a burst of uploads so that grades are
+    queued and running when it goes down; one more burst at the start."""
     rng = random.Random(args.seed)
-    span = args.phase_s
-    events = [(span * n / args.runs, "upload") for n in range(args.runs)]
-    events += [(rng.uniform(2, span), "kill") for _ in range(args.kills)]
     restarts = ["redis"] * args.redis_restarts
     middle = len(restarts) // 2
     restarts[middle:middle] = ["postgres"] * args.pg_restarts
-    slots = len(restarts) + 1
-    events += [(span * (n + 1) / slots, kind) for n, kind in enumerate(restarts)]
-    return sorted(events)
+    at = [args.phase_s * (n + 1) / (len(restarts) + 1) for n in range(len(restarts))]
+    bursts = [0.0] + [t - BURST_LEAD_S for t in at]
+    events = [(bursts[n * len(bursts) // args.runs], "upload") for n in range(args.runs)]
+    events += [(rng.uniform(2, args.phase_s), "kill") for _ in range(args.kills)]
+    events += list(zip(at, restarts, strict=True))
+    return sorted(events, key=lambda event: event[0])
 
 
 class Workers:
@@ -247,6 +258,7 @@ class Workers:
 
     def __init__(self, count: int, folder: Path) -> None:
         self.folder = folder
+        self.born: dict[int, float] = {}
         self.processes = [self._spawn(index) for index in range(count)]
         self.dead: dict[int, float] = {}
 
@@ -254,6 +266,7 @@ class Workers:
         command = [sys.executable, "-m", "celery", "-A", "arena_web", "worker", "-Q", "cpu"]
         command += ["-c", "1", "--prefetch-multiplier", "1", "-n", f"cpu{index}@%h"]
         command += ["--without-mingle", "--without-gossip", "--loglevel", "INFO"]
+        self.born[index] = time.time()
         with open(self.folder / f"worker-{index}.log", "ab") as log:
             return subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -293,6 +306,7 @@ class Faults:
         self.rng = random.Random(args.seed + 1)
         self.log: list[dict] = []
         self.upload_retries = 0
+        self.swept: Counter = Counter()
         self.last_sweep = 0.0
 
     def play(self, schedule: list[tuple[float, str]]) -> list:
@@ -311,7 +325,8 @@ class Faults:
         self.workers.respawn_due()
         if time.monotonic() - self.last_sweep >= SWEEP_EVERY_S:
             self.last_sweep = time.monotonic()
-            _guarded(_sweep)
+            if report := _guarded(_sweep):
+                self.swept.update(dataclasses.asdict(report))
         _guarded(self.follow)
 
     def upload(self, n: int):
@@ -330,7 +345,7 @@ class Faults:
         if kind == "kill":
             fault["affected"], fault["worker"] = self._kill_one()
         else:
-            fault["affected"] = _guarded(_running) or {}
+            fault["affected"] = self._grading()
             fault["queued_messages"] = self.redis.queue_length("cpu")
             fault["down_s"] = self._restart(kind)
         fault["done_at"] = None
@@ -338,13 +353,27 @@ class Faults:
 
     def _kill_one(self) -> tuple[dict, int]:
         alive = self.workers.alive()
-        busy = _guarded(_running) or {}
-        by_worker = {int(host[3 : host.index("@")]): pk for pk, (host, _) in busy.items() if host}
+        busy = self._grading()
+        by_worker = {_index(host): pk for pk, (host, _) in busy.items()}
         targets = [i for i in alive if i in by_worker] or alive
         index = self.rng.choice(targets)
         affected = {pk: busy[pk] for pk in [by_worker.get(index)] if pk is not None}
         self.workers.kill(index)
         return affected, index
+
+    def _grading(self) -> dict:
+        """Evaluations a live worker is grading now: {pk: (worker, attempt)}. A killed or
+        cancelled grade stays "running" until its lease lapses: claims from an earlier life of
+        the worker, or without a recent heartbeat, are not counted."""
+        rows = _guarded(_running) or []
+        live, fresh = set(self.workers.alive()), time.time() - 2 * HEARTBEAT_S - 1
+        return {
+            pk: (host, attempts)
+            for pk, host, attempts, started, beat in rows
+            if _index(host) in live
+            and started.timestamp() >= self.workers.born[_index(host)]
+            and beat.timestamp() >= fresh
+        }
 
     def _restart(self, kind: str) -> float:
         began = time.monotonic()
@@ -410,17 +439,22 @@ def _reconnect() -> None:
     connection.close()
 
 
-def _sweep() -> None:
+def _sweep():
     from submissions.services.evaluations import sweep
 
-    sweep()
+    return sweep()
 
 
 def _running() -> dict:
     from submissions.models import Evaluation
 
-    rows = Evaluation.objects.filter(status="running").values_list("pk", "worker_host", "attempts")
-    return {pk: (host, attempts) for pk, host, attempts in rows}
+    # oldest first: where a worker holds two claims (one lapsing), the later one wins
+    rows = Evaluation.objects.filter(status="running").order_by("started_at")
+    return list(rows.values_list("pk", "worker_host", "attempts", "started_at", "heartbeat_at"))
+
+
+def _index(host: str) -> int:
+    return int(host.removeprefix("cpu").partition("@")[0])
 
 
 def _progress(runs) -> tuple[int, int]:
@@ -435,11 +469,10 @@ def _upload(args, n: int):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from submissions.models import Harness, LanguageModel, Problem
-    from submissions.services.registry import ensure_cpu_target, seed_registry
+    from submissions.services.registry import ensure_cpu_target
     from submissions.services.runs import create_run
     from submissions.uploads import IncomingFile, RunFiles
 
-    seed_registry()
     code = (SOLUTIONS / args.problem / "honest.py").read_bytes()
     if args.engine == "fake":
         code += f"\n# fake: sleep={args.grade_s}\n".encode()
@@ -462,65 +495,71 @@ def _upload(args, n: int):
 
 
 def _report(args, runs, faults: Faults, settled: dict, started: float) -> dict:
-    from submissions.models import Evaluation, Run
+    from submissions.models import Evaluation
 
     evaluations = list(Evaluation.objects.filter(run__in=runs))
-    finished_runs = {e.run_id for e in evaluations if e.status in FINISHED}
-    unfinished = [e for e in evaluations if e.status not in FINISHED]
-    graded = Counter(m for log in args.out.glob("logs/worker-*.log") for m in _graded_ids(log))
-    per_run = Counter(e.run_id for e in evaluations)
+    recovery = [_recovery(fault, evaluations) for fault in faults.log]
     return {
         "engine": args.engine,
         "grade_s": args.grade_s if args.engine == "fake" else None,
         "runs": len(runs),
         "workers": args.workers,
-        "settings": {
-            "lease_s": LEASE_S,
-            "requeue_after_s": REQUEUE_AFTER_S,
-            "sweep_s": SWEEP_EVERY_S,
-        },
+        "settings": {"lease_s": LEASE_S, "requeue_s": REQUEUE_AFTER_S, "sweep_s": SWEEP_EVERY_S},
         "wall_s": round(time.time() - started, 1),
         "settled": settled,
-        "lost": len({r.pk for r in runs} - finished_runs),
-        "stuck": [{"id": e.pk, "status": e.status, "attempts": e.attempts} for e in unfinished],
-        "never_queued": sum(1 for r in runs if r.pk not in per_run),
+        **_outcome(args, runs, evaluations),
+        "run_status": _tally(runs, "status"),
+        "transcripts": _tally(runs, "transcript_status"),
+        "upload_retries": faults.upload_retries,
+        "swept": dict(faults.swept),
+        "engine_starts": _engine_starts(args) if args.engine == "fake" else None,
+        "faults": recovery,
+        "recovery": _by_kind(recovery),
+        "load_average": os.getloadavg(),
+    }
+
+
+def _outcome(args, runs, evaluations) -> dict:
+    finished = {e.run_id for e in evaluations if e.status in FINISHED}
+    graded = Counter(m for log in args.out.glob("logs/worker-*.log") for m in _graded_ids(log))
+    per_run = Counter(e.run_id for e in evaluations)
+    done = [e for e in evaluations if e.status == "done"]
+    return {
+        "lost": len({run.pk for run in runs} - finished),
+        "stuck": [
+            {"id": e.pk, "status": e.status, "attempts": e.attempts}
+            for e in evaluations
+            if e.status not in FINISHED
+        ],
+        "never_queued": sum(1 for run in runs if run.pk not in per_run),
         "graded_twice": sorted(int(pk) for pk, n in graded.items() if n > 1),
         "graded_lines": sum(graded.values()),
         "evaluations_per_run_max": max(per_run.values(), default=0),
-        "done": sum(e.status == "done" for e in evaluations),
+        "done": len(done),
+        "last_attempt_s": _spread([(e.finished_at - e.started_at).total_seconds() for e in done]),
         "gave_up": [
             {"id": e.pk, "reason": e.reason[:200]} for e in evaluations if e.status == "error"
         ],
         "attempts": dict(Counter(e.attempts for e in evaluations)),
-        "run_status": dict(
-            Counter(
-                Run.objects.filter(pk__in=[r.pk for r in runs]).values_list("status", flat=True)
-            )
-        ),
-        "transcripts": dict(
-            Counter(
-                Run.objects.filter(pk__in=[r.pk for r in runs]).values_list(
-                    "transcript_status", flat=True
-                )
-            )
-        ),
-        "upload_retries": faults.upload_retries,
-        "engine_starts": _engine_lines(args, "start"),
-        "faults": [_recovery(f, evaluations) for f in faults.log],
-        "recovery": _by_kind([_recovery(f, evaluations) for f in faults.log]),
-        "load_average": os.getloadavg(),
     }
+
+
+def _tally(runs, field: str) -> dict:
+    from submissions.models import Run
+
+    return dict(
+        Counter(Run.objects.filter(pk__in=[r.pk for r in runs]).values_list(field, flat=True))
+    )
 
 
 def _graded_ids(log: Path) -> list[str]:
     return GRADED.findall(log.read_text(errors="replace"))
 
 
-def _engine_lines(args, kind: str) -> int:
+def _engine_starts(args) -> int:
     path = args.out / "logs" / "engine.log"
-    return (
-        sum(line.startswith(kind) for line in path.read_text().splitlines()) if path.exists() else 0
-    )
+    lines = path.read_text().splitlines() if path.exists() else []
+    return sum(line.startswith("start") for line in lines)
 
 
 def _recovery(fault: dict, evaluations) -> dict:

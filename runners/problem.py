@@ -31,6 +31,9 @@ HIDDEN_CASES = (
     "asymmetric",
     "production",
 )
+# Every held-out set covers these; asymmetric and production-realistic shapes are expected of the
+# deck's problems (tests/runners/test_deck.py) but not of every problem folder.
+REQUIRED_CASES = HIDDEN_CASES[:4]
 DEFAULT_DISTRIBUTIONS = ("normal", "large", "offset")
 STARTER_CATEGORIES = ("triton-to-triton", "cuda-to-cuda")
 SHAPES_PLACEHOLDER = "{{visible_shapes}}"
@@ -270,8 +273,8 @@ def _read_hidden(
                 f"hidden.yaml: field shapes[{index}].case is {case!r}; "
                 f"expected one of {', '.join(HIDDEN_CASES)}"
             )
-    if set(cases) != set(HIDDEN_CASES):
-        absent = sorted(set(HIDDEN_CASES) - set(cases))
+    if not set(REQUIRED_CASES) <= set(cases):
+        absent = sorted(set(REQUIRED_CASES) - set(cases))
         raise ProblemError(f"hidden.yaml: field shapes lacks case(s) {', '.join(absent)}")
     params = [{k: v for k, v in shape.items() if k != "case"} for shape in raw]
     shapes = _read_shape_list(params, "hidden.yaml", "shapes", names)

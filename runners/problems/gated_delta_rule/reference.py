@@ -59,7 +59,9 @@ class Model(nn.Module):
         )
         solve = torch.linalg.solve_triangular
         written = solve(system, beta[..., None] * v, upper=False, unitriangular=True)
-        recalled = solve(system, (beta * gates.exp())[..., None] * k, upper=False, unitriangular=True)
+        recalled = solve(
+            system, (beta * gates.exp())[..., None] * k, upper=False, unitriangular=True
+        )
         to_end = k * torch.exp(gates[..., -1:] - gates)[..., None]
         state = q.new_zeros(q.shape[0], q.shape[1], q.shape[-1], v.shape[-1])
         starts, updates = [], []

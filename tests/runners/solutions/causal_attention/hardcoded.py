@@ -9,8 +9,18 @@ import triton.language as tl
 
 @triton.jit
 def causal_attention_kernel(
-    q_ptr, k_ptr, v_ptr, cu_ptr, out_ptr, scale, heads,
-    D: tl.constexpr, BD: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, ON_GPU: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    cu_ptr,
+    out_ptr,
+    scale,
+    heads,
+    D: tl.constexpr,
+    BD: tl.constexpr,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    ON_GPU: tl.constexpr,
 ):
     seq = tl.program_id(1) // heads
     head = tl.program_id(1) % heads
@@ -34,8 +44,12 @@ def causal_attention_kernel(
         for key_start in range(0, tl.minimum(first + BM, length), BN):
             keys = key_start + tl.arange(0, BN)
             kv_mask = (keys[:, None] < length) & dim_ok[None, :]
-            k = tl.load(k_ptr + base + keys[:, None] * stride + dims[None, :], mask=kv_mask, other=0.0)
-            v = tl.load(v_ptr + base + keys[:, None] * stride + dims[None, :], mask=kv_mask, other=0.0)
+            k = tl.load(
+                k_ptr + base + keys[:, None] * stride + dims[None, :], mask=kv_mask, other=0.0
+            )
+            v = tl.load(
+                v_ptr + base + keys[:, None] * stride + dims[None, :], mask=kv_mask, other=0.0
+            )
             if ON_GPU:
                 scores = tl.dot(q, tl.trans(k)) * scale
             else:
@@ -72,8 +86,18 @@ class ModelNew(nn.Module):
         bm, bn = (64, 64) if q.is_cuda else (16, 16)
         grid = (triton.cdiv(longest, bm), (cu_seqlens.shape[0] - 1) * heads)
         causal_attention_kernel[grid](
-            q, k, v, cu_seqlens.contiguous(), out, dim**-0.5, heads,
-            D=dim, BD=triton.next_power_of_2(dim), BM=bm, BN=bn, ON_GPU=q.is_cuda,
+            q,
+            k,
+            v,
+            cu_seqlens.contiguous(),
+            out,
+            dim**-0.5,
+            heads,
+            D=dim,
+            BD=triton.next_power_of_2(dim),
+            BM=bm,
+            BN=bn,
+            ON_GPU=q.is_cuda,
         )
         return out
 
@@ -82,7 +106,7 @@ KNOWN = {(8, 1024, 16, 128), (4, 2048, 16, 128), (16, 512, 32, 64), (3, 1500, 24
 KNOWN |= {(2, 24, 2, 16), (3, 17, 2, 32)}
 
 
-class ModelNew(ModelNew):  # noqa: F811 (the honest model, behind a shape table)
+class ModelNew(ModelNew):
     def forward(self, q, k, v, cu_seqlens):
         batch = cu_seqlens.shape[0] - 1
         total, heads, dim = q.shape

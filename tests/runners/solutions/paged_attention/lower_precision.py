@@ -9,8 +9,19 @@ import triton.language as tl
 
 @triton.jit
 def paged_decode_kernel(
-    q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, out_ptr, scale, heads, kv_heads, max_pages,
-    PAGE: tl.constexpr, D: tl.constexpr, BD: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    table_ptr,
+    lens_ptr,
+    out_ptr,
+    scale,
+    heads,
+    kv_heads,
+    max_pages,
+    PAGE: tl.constexpr,
+    D: tl.constexpr,
+    BD: tl.constexpr,
 ):
     seq = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1)
@@ -49,9 +60,19 @@ class ModelNew(nn.Module):
         page, kv_heads = k_cache.shape[1], k_cache.shape[2]
         out = torch.empty_like(q)
         paged_decode_kernel[(batch, heads)](
-            q, k_cache, v_cache, block_table.contiguous(), context_lens.contiguous(), out,
-            dim**-0.5, heads, kv_heads, block_table.shape[1],
-            PAGE=page, D=dim, BD=triton.next_power_of_2(dim),
+            q,
+            k_cache,
+            v_cache,
+            block_table.contiguous(),
+            context_lens.contiguous(),
+            out,
+            dim**-0.5,
+            heads,
+            kv_heads,
+            block_table.shape[1],
+            PAGE=page,
+            D=dim,
+            BD=triton.next_power_of_2(dim),
         )
         return out
 
@@ -60,6 +81,6 @@ def _fp8(cache: torch.Tensor) -> torch.Tensor:
     return cache.float().clamp(-448.0, 448.0).to(torch.float8_e4m3fn).to(torch.bfloat16)
 
 
-class ModelNew(ModelNew):  # noqa: F811 (the honest model, on a narrowed cache)
+class ModelNew(ModelNew):
     def forward(self, q, k_cache, v_cache, block_table, context_lens):
         return super().forward(q, _fp8(k_cache), _fp8(v_cache), block_table, context_lens)

@@ -10,7 +10,12 @@ import triton.language as tl
 
 @triton.jit
 def chunk_topk_kernel(
-    src_ptr, dst_ptr, length, chunks, FROM_VALUES: tl.constexpr, CHUNK: tl.constexpr,
+    src_ptr,
+    dst_ptr,
+    length,
+    chunks,
+    FROM_VALUES: tl.constexpr,
+    CHUNK: tl.constexpr,
     KEEP: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)

@@ -18,8 +18,20 @@ def round_to_bf16(x):
 
 @triton.jit
 def w4a16_kernel(
-    x_ptr, qw_ptr, scale_ptr, zero_ptr, out_ptr, m, n, k, groups, group,
-    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ON_GPU: tl.constexpr,
+    x_ptr,
+    qw_ptr,
+    scale_ptr,
+    zero_ptr,
+    out_ptr,
+    m,
+    n,
+    k,
+    groups,
+    group,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    ON_GPU: tl.constexpr,
 ):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)
     cols = tl.program_id(1) * BN + tl.arange(0, BN)
@@ -47,7 +59,9 @@ def w4a16_kernel(
         else:
             acc += tl.dot(x.to(tl.float32), w)
     mask = (rows[:, None] < m) & col_ok[None, :]
-    tl.store(out_ptr + rows[:, None].to(tl.int64) * n + cols[None, :], acc.to(tl.bfloat16), mask=mask)
+    tl.store(
+        out_ptr + rows[:, None].to(tl.int64) * n + cols[None, :], acc.to(tl.bfloat16), mask=mask
+    )
 
 
 class ModelNew(nn.Module):
@@ -60,8 +74,19 @@ class ModelNew(nn.Module):
         blocks = (bm, 128, 64) if x.is_cuda else (16, 16, 16)
         grid = (triton.cdiv(m, blocks[0]), triton.cdiv(n, blocks[1]))
         w4a16_kernel[grid](
-            x, qweight.contiguous(), scales.contiguous(), zeros.contiguous(), out,
-            m, n, k, groups, k // groups,
-            BM=blocks[0], BN=blocks[1], BK=blocks[2], ON_GPU=x.is_cuda,
+            x,
+            qweight.contiguous(),
+            scales.contiguous(),
+            zeros.contiguous(),
+            out,
+            m,
+            n,
+            k,
+            groups,
+            k // groups,
+            BM=blocks[0],
+            BN=blocks[1],
+            BK=blocks[2],
+            ON_GPU=x.is_cuda,
         )
         return out
