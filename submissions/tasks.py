@@ -2,8 +2,11 @@
 (``submissions.services.queue``) and never import this module."""
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
 
 from submissions import worker_checks  # noqa: F401  (connects the worker's startup checks)
 from submissions.boards import snapshot
@@ -26,6 +29,9 @@ def evaluate(self, *, evaluation_id: int) -> None:
 @shared_task(name="submissions.sweep_evaluations")
 def sweep_evaluations() -> None:
     evaluations.sweep()
+    stalled = timezone.now() - timedelta(seconds=settings.ARENA_EVAL_REQUEUE_AFTER_S)
+    if resent := transcripts.resend_stalled(before=stalled):
+        logger.warning("sweeper: %s transcript parsings sent again", resent)
 
 
 @shared_task(name=queue.PROCESS_TRANSCRIPT)

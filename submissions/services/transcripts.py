@@ -34,7 +34,21 @@ logger = logging.getLogger(__name__)
 
 
 def enqueue_transcript_processing(run: Run) -> None:
-    queue.enqueue_on_commit(queue.PROCESS_TRANSCRIPT, run_id=run.pk)
+    # robust: a broker that is down must not fail an upload already stored; the sweeper resends
+    queue.enqueue_on_commit(queue.PROCESS_TRANSCRIPT, run_id=run.pk, robust=True)
+
+
+def resend_stalled(*, before) -> int:
+    """Send again the parsing of transcripts still pending since before `before` (the message was
+    lost: a broker restart, a killed worker). Parsing again replaces what a parse stored."""
+    stalled = list(
+        Run.objects.filter(
+            transcript_status=Run.TranscriptStatus.PENDING, created_at__lt=before
+        ).values_list("pk", flat=True)
+    )
+    for run_id in stalled:
+        queue.enqueue(queue.PROCESS_TRANSCRIPT, run_id=run_id)
+    return len(stalled)
 
 
 def process_transcript(*, run: Run) -> None:

@@ -283,3 +283,19 @@ def test_reference_timings_measured_on_a_cpu_are_never_cached(
     again = evaluate(run, django_capture_on_commit_callbacks, trigger="reevaluate")
     assert [e.result["shapes"][0]["baseline_cached"] for e in (first, again)] == [False, False]
     assert not BaselineTiming.objects.exists()
+
+
+def test_the_sweeper_sends_again_a_transcript_parsing_the_broker_lost(monkeypatch):
+    from submissions.services import queue as task_queue
+
+    sent = []
+    monkeypatch.setattr(task_queue, "enqueue", lambda name, **kw: sent.append((name, kw)))
+    stalled, fresh = make_graded_run(), make_graded_run()
+    parsed = make_graded_run()
+    Run.objects.filter(pk=parsed.pk).update(transcript_status=Run.TranscriptStatus.PARSED)
+    Run.objects.filter(pk__in=[stalled.pk, parsed.pk]).update(
+        created_at=timezone.now() - timedelta(hours=1)
+    )
+    tasks.sweep_evaluations()
+    assert (task_queue.PROCESS_TRANSCRIPT, {"run_id": stalled.pk}) in sent
+    assert not any(kw.get("run_id") == fresh.pk for name, kw in sent)

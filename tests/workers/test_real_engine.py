@@ -61,6 +61,22 @@ def test_an_upload_is_kept_when_queueing_its_grading_fails(
     assert "broker unreachable" in caplog.text
 
 
+def test_an_upload_is_kept_when_queueing_its_transcript_parsing_fails(
+    monkeypatch, django_capture_on_commit_callbacks, caplog
+):
+    def broken(name, **kwargs):
+        raise RuntimeError("broker unreachable")
+
+    monkeypatch.setattr(runs, "enqueue_evaluation", lambda **kw: None)
+    monkeypatch.setattr("submissions.services.queue.enqueue", broken)
+    api, form = _upload_form(TRANSCRIPT)
+    with django_capture_on_commit_callbacks(execute=True):
+        created = api.post("/api/v1/runs/", form, format="multipart")
+    assert created.status_code == 201, created.content
+    assert Run.objects.get().transcript_status == Run.TranscriptStatus.PENDING  # swept later
+    assert "broker unreachable" in caplog.text
+
+
 def test_a_run_moves_from_received_through_queued_and_evaluating_to_evaluated(
     fake_engine, monkeypatch, django_capture_on_commit_callbacks
 ):
