@@ -67,25 +67,11 @@ class ProblemRef:
 
 
 @dataclass(frozen=True)
-class BoardRow(ConfigRef):
-    """A configuration's line on the board; see ``stats.Summary`` for the figures."""
+class BoardRow(stats.Summary, ConfigRef):
+    """A configuration's line on the board: its fields, its rank and the ``stats.Summary``
+    figures."""
 
     rank: int
-    score: float
-    ci_low: float
-    ci_high: float
-    attempted: int
-    problem_count: int
-    pass_visible: float
-    pass_hidden: float
-    gap: float
-    speedup_eager: float | None
-    speedup_compile: float | None
-    fast_1: float
-    median_tokens: float | None
-    median_cost_usd: float | None
-    median_wall_s: float | None
-    runs: int
 
 
 @dataclass(frozen=True)
