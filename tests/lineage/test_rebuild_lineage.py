@@ -5,12 +5,15 @@ hand-read content, plus each way an agent writes a file."""
 import json
 from pathlib import Path
 
+import pytest
+
 from transcripts.lineage import check_final, rebuild_lineage, sha256_text
 from transcripts.model import Event, Kind, Session, Usage
 from transcripts.parsers import parse_files, session_files_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "transcripts" / "samples"
+# the steering folder's samples, beside a checkout; CI's fresh clone may not have it
 SHARED = ROOT.parent / "shared" / "samples" / "transcripts"
 EDITS = "claude-jsonl-edits-3fe1b6bc.jsonl"
 SPEC = "tech-spec-codex-metrics-plugin.md"
@@ -30,10 +33,16 @@ def test_eighteen_claude_edits_rebuild_every_state_claude_code_recorded():
     assert [v.how for v in lineage.versions] == ["write"] + ["edit"] * 18
 
 
+@pytest.mark.skipif(not (SHARED / EDITS).exists(), reason="no steering folder beside the checkout")
 def test_the_shared_copy_of_the_edits_sample_rebuilds_the_same_final_file():
     ours = rebuild_lineage(parse_files([SAMPLES / EDITS]), target=SPEC).final
     shared = rebuild_lineage(parse_files([SHARED / EDITS]), target=SPEC).final
-    assert shared.sha256 == ours.sha256 == sha256_text(ours.content)
+    assert shared.sha256 == ours.sha256
+
+
+def test_the_edits_sample_rebuilds_its_final_file():
+    ours = rebuild_lineage(parse_files([SAMPLES / EDITS]), target=SPEC).final
+    assert ours.sha256 == sha256_text(ours.content)
     assert len(ours.content) == 36579
     assert ours.content.startswith("# Tech-Spec: Codex Metrics Plugin Implementation\n\n")
     assert ours.content.endswith("\n---\n\n**End of Technical Specification**\n")
@@ -80,7 +89,7 @@ def test_a_codex_patch_of_a_file_never_seen_whole_is_an_unknown_version():
 
 def test_a_codex_file_change_without_content_is_flagged():
     lineage = rebuild_lineage(
-        parse_files([SHARED / "codex-exec-json-file-change.jsonl"]), target="hello.txt"
+        parse_files([SAMPLES / "codex-exec-json-file-change.jsonl"]), target="hello.txt"
     )
     assert [(v.how, v.content) for v in lineage.versions] == [("opaque", None)]
     assert check_final(lineage, "hello\n").mismatch
