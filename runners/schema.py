@@ -116,6 +116,11 @@ class ShapeResult:
     speedup_eager: float | None = None
     speedup_compile: float | None = None
     speedup_library: float | None = None
+    # Kernel-to-kernel problems: the problem's starter.py timed like the baselines, its speedup,
+    # and whether the starter itself is correct on this shape (held-out shapes).
+    baseline_starter: TimingStats | None = None
+    speedup_starter: float | None = None
+    starter_correct: bool | None = None
     # Whether peak_fraction counts toward the run's score (visible) or hidden_score (held-out):
     # held-out shapes far below the visible ones' size (launch-bound) count for correctness only.
     scored: bool | None = None
@@ -127,9 +132,36 @@ class ShapeResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ShapeResult:
         values = _known_fields(cls, data)
-        for name in ("time", "baseline_eager", "baseline_compile", "baseline_library"):
+        for name in ("time", *(f"baseline_{kind}" for kind in BASELINE_KINDS)):
             values[name] = TimingStats.from_dict(values.get(name))
         return cls(**values)
+
+
+# The reference timings a shape can carry (ShapeResult.baseline_<kind>), cached per shape.
+BASELINE_KINDS = ("eager", "compile", "library", "starter")
+# How a kernel-to-kernel run's held-out correctness compares with its starter's.
+QUADRANTS = ("both_pass", "regression", "improvement", "both_fail")
+
+
+@dataclass
+class StarterComparison:
+    """A kernel-to-kernel run against its starter on the held-out shapes run on this device.
+
+    `quadrant`: both_pass, regression (the starter passes every held-out shape, the run does
+    not), improvement (the reverse) or both_fail. `conditional_hidden_correct`: the share of the
+    held-out shapes the starter gets right that the run gets right too (None when the starter
+    gets none right)."""
+
+    starter_hidden_correct: bool | None = None
+    quadrant: str | None = None
+    conditional_hidden_correct: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> StarterComparison | None:
+        return None if data is None else cls(**_known_fields(cls, data))
 
 
 @dataclass
@@ -157,6 +189,9 @@ class EvaluationResult:
     engine_version: str = ""
     schema_version: int = SCHEMA_VERSION
     non_finite: list[str] = field(default_factory=list)
+    # Kernel-to-kernel problems only (None for pytorch-to-kernel and for gradings that stopped
+    # before the held-out gate).
+    starter: StarterComparison | None = None
 
     def to_dict(self) -> dict[str, Any]:
         found: list[str] = []
@@ -169,6 +204,7 @@ class EvaluationResult:
         values = _known_fields(cls, data)
         values["gates"] = [GateResult.from_dict(g) for g in values.get("gates", [])]
         values["shapes"] = [ShapeResult.from_dict(s) for s in values.get("shapes", [])]
+        values["starter"] = StarterComparison.from_dict(values.get("starter"))
         return cls(**values)
 
     def gate(self, name: str) -> GateResult | None:

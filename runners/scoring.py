@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runners.hardware import Hardware, peak_fraction, speed_of_light_s
-from runners.schema import ShapeResult, TimingStats
+from runners.schema import BASELINE_KINDS, ShapeResult, TimingStats
 
 # Host wall time is measured around the call plus a device-wide synchronize; the event spans
 # only the call's stream. Honest code lands within launch and wake-up latency of each other.
@@ -112,7 +112,7 @@ def score_shape(
 
 def _speedups(shape: ShapeResult) -> None:
     median = shape.time.median_us
-    for kind in ("eager", "compile", "library"):
+    for kind in BASELINE_KINDS:
         baseline = getattr(shape, f"baseline_{kind}")
         if baseline:
             setattr(shape, f"speedup_{kind}", baseline.median_us / median)
