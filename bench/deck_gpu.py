@@ -6,14 +6,16 @@
 
 `measure` works in one process, shape by shape (visible, then held-out): the reference's inputs
 and outputs for every seed, the eager, torch.compile and library (reference.py's Library)
-timings, the honest solution's correctness, error margin and timing, and whether each negative
+timings (and, for kernel-to-kernel problems, the starter's timing and correctness), the
+honest solution's correctness, error margin and timing, and whether each negative
 control fails where it should (`hardcoded` must pass the visible shapes and fail a held-out one;
 every other control must fail a visible one). Timings use the engine's loop (runners.timing:
 L2 flush, fresh input copies) with a shorter cap than a grading. It writes DIR/deck.json after
 every shape and stops starting shapes at --deadline seconds.
 
 `grade` runs the engine (runners.evaluate) on each problem's honest solution with the reference
-timings from `measure` as cached baselines, and writes DIR/grades.json.
+timings from `measure` as cached baselines (the starter's too, and its held-out correctness),
+and writes DIR/grades.json: each result in full, the starter's figures and quadrant included.
 """
 
 from __future__ import annotations
@@ -40,6 +42,20 @@ DECK = (
     "gated_delta_rule",
 )
 NEGATIVE = ("all_zero", "lower_precision", "hardcoded", "balanced", "contiguous")
+# Kernel-to-kernel controls: the starter verbatim must pass every visible shape (speedup about 1
+# over the starter); plain PyTorch computes the right answer and must fail the static gate on its
+# category instead, so `measure` only checks it statically.
+POSITIVE = ("starter_copy",)
+STATIC_ONLY = ("not_a_kernel",)
+# What `grade --controls` expects of each control's verdict.
+EXPECTED = {
+    "honest": "ok",
+    "starter_copy": "ok",
+    "hardcoded": "incorrect_hidden",
+    "not_a_kernel": "forbidden",
+    "all_zero": "incorrect",
+    "lower_precision": "incorrect",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baselines", type=Path)
     parser.add_argument("--time-cap", type=float, default=0.6)
     parser.add_argument("--shapes", default="", help="only these shape ids (hidden2,visible0)")
+    parser.add_argument(
+        "--controls", default="honest", help="grade: these controls of each problem (honest,...)"
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     slugs = [s for s in args.problems.split(",") if s]
@@ -128,7 +147,8 @@ class Measure:
         visible, hidden = plan_shapes(problem, self.device)
         entry = {"version": problem.version, "shapes": [], "controls": {}}
         self.report["problems"][slug] = entry
-        controls = [c for c in NEGATIVE if (SOLUTIONS / slug / f"{c}.py").is_file()]
+        controls = [c for c in NEGATIVE + POSITIVE if (SOLUTIONS / slug / f"{c}.py").is_file()]
+        entry["static"] = _static_controls(problem)
         verdicts = {c: {"failed_visible": [], "failed_hidden": []} for c in controls}
         wanted = {name for name in self.args.shapes.split(",") if name}
         for plan in visible + hidden:
@@ -152,11 +172,13 @@ class Measure:
             entry["controls"] = _control_summary(verdicts)
             self.save()
             print(slug, plan.id, json.dumps(_brief(row)), flush=True)
+        self.save()  # also a problem with no shape on this device (its static checks)
 
     def shape(self, problem, reference, plan, controls, verdicts) -> dict[str, Any]:
         import torch
 
         from runners import hardware
+        from runners.problem import STARTER_CATEGORIES
 
         started = time.perf_counter()
         model, inputs, expected = _prepare(reference, plan, self.device)
@@ -176,6 +198,10 @@ class Measure:
             row["compile"] = self._compiled(model, inputs)
         if hasattr(reference, "Library") and self.device == "cuda":
             row["library"] = self._library(reference, model, plan, inputs, expected, problem)
+        if problem.category in STARTER_CATEGORIES:
+            row["starter"] = self._starter(problem, reference, model, inputs, expected)
+            # None where the starter could not run: the engine then checks it itself.
+            row["starter_correct"] = row["starter"].get("agreement", {}).get("correct")
         honest = _build(SOLUTIONS / problem.slug / "honest.py", reference, model, self.device)
         row["honest"] = _check(honest, inputs, expected, problem)
         row["honest"]["time"] = self._time(honest, inputs)
@@ -193,7 +219,7 @@ class Measure:
                 front = "hidden" if plan.set == "hidden" else "visible"
                 verdicts[name][f"failed_{front}"].append(plan.index)
             del control
-        for kind in ("eager", "compile", "library"):
+        for kind in ("eager", "compile", "library", "starter"):
             _throughput(row.get(kind), work, problem, self.hardware)
         _throughput(row["honest"].get("time"), work, problem, self.hardware)
         row["seconds"] = round(time.perf_counter() - started, 1)
@@ -247,6 +273,16 @@ class Measure:
         except Exception as exc:
             return {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         stats = self._time(library, inputs) or {}
+        return {**stats, "agreement": agreement}
+
+    def _starter(self, problem, reference, model, inputs, expected) -> dict[str, Any]:
+        """starter.py timed like a baseline, and whether it is right (as the engine judges)."""
+        try:
+            starter = _build(problem.starter_path, reference, model, self.device)
+            agreement = _check(starter, inputs, expected, problem)
+        except Exception as exc:  # a starter that cannot even build is recorded, not fatal
+            return {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        stats = self._time(starter, inputs) or {}
         return {**stats, "agreement": agreement}
 
 
@@ -368,6 +404,8 @@ def _control_summary(verdicts) -> dict[str, Any]:
     for name, seen in verdicts.items():
         if name == "hardcoded":
             ok = not seen["failed_visible"] and bool(seen["failed_hidden"])
+        elif name in POSITIVE:
+            ok = not seen["failed_visible"]
         else:
             ok = bool(seen["failed_visible"])
         summary[name] = {**seen, "as_stated": ok}
@@ -383,6 +421,7 @@ def _brief(row: dict) -> dict:
         "eager": median(row.get("eager")),
         "compile": median(row.get("compile")),
         "library": median(row.get("library")),
+        **({"starter": median(row["starter"])} if "starter" in row else {}),
         "honest": median(honest.get("time")),
         "ok": honest.get("correct"),
         "used": honest.get("tolerance_used"),
@@ -401,33 +440,84 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _static_controls(problem) -> dict[str, Any]:
+    """The static gate's verdict on each static-only control, with the problem's category."""
+    from runners.static_check import check_source
+
+    found = {}
+    for name in STATIC_ONLY:
+        path = SOLUTIONS / problem.slug / f"{name}.py"
+        if path.is_file():
+            report = check_source(
+                path.read_text(), forbidden=problem.forbidden, category=problem.category
+            )
+            rules = [hit.rule for hit in report.hits]
+            found[name] = {"reason": report.reason, "as_stated": "category" in rules}
+    return found
+
+
 def grade(slugs: list[str], args) -> None:
+    """Grade each problem's --controls through the engine. Controls expected to fail before
+    timing (every one but honest and starter_copy) run first, four at a time, so that their
+    CUDA builds overlap; the rest run one at a time, so that their timings do not."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from runners import performance
-    from runners.evaluate import evaluate
 
     performance.DEFAULT_TIME_CAP_S = args.time_cap
     baselines = _cached_baselines(args.baselines) if args.baselines else {}
+    wanted = [c for c in args.controls.split(",") if c]
+    jobs = [(s, c) for s in slugs for c in wanted if (SOLUTIONS / s / f"{c}.py").is_file()]
+    failing = [job for job in jobs if job[1] not in ("honest", *POSITIVE)]
     grades: dict[str, Any] = {}
     started = time.perf_counter()
-    for slug in slugs:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        entries = list(pool.map(lambda job: _grade_one(*job, args, baselines), failing))
+    for job, entry in zip(failing, entries, strict=True):
+        _record_grade(grades, job, entry, args.out)
+    for job in [job for job in jobs if job not in failing]:
         if time.perf_counter() - started > args.deadline - 60:
-            grades[slug] = {"skipped": "deadline"}
+            _record_grade(grades, job, {"skipped": "deadline"}, args.out)
             continue
-        result = evaluate(
-            slug, SOLUTIONS / slug / "honest.py", device=args.device, baselines=baselines
-        )
-        grades[slug] = result.to_dict()
-        print(
-            slug, result.verdict, result.score, result.hidden_score, result.reason[:200], flush=True
-        )
-        text = json.dumps(_finite(grades), indent=1, allow_nan=False)
-        (args.out / "grades.json").write_text(text)
+        _record_grade(grades, job, _grade_one(*job, args, baselines), args.out)
+
+
+def _grade_one(slug: str, control: str, args, baselines) -> dict[str, Any]:
+    from runners.evaluate import evaluate
+
+    path = SOLUTIONS / slug / f"{control}.py"
+    result = evaluate(slug, path, device=args.device, baselines=baselines).to_dict()
+    result["as_expected"] = result["verdict"] == EXPECTED.get(control, "ok")
+    return result  # with the starter's figures and the run's quadrant
+
+
+def _record_grade(grades: dict[str, Any], job, entry: dict[str, Any], out: Path) -> None:
+    slug, control = job
+    grades[slug if control == "honest" else f"{slug}/{control}"] = entry
+    starter = entry.get("starter") or {}
+    speedups = [s.get("speedup_starter") for s in entry.get("shapes", [])]
+    speedups = [round(v, 2) for v in speedups if v]
+    print(
+        slug,
+        control,
+        entry.get("verdict", entry.get("skipped")),
+        entry.get("as_expected"),
+        entry.get("score"),
+        entry.get("hidden_score"),
+        starter.get("quadrant", "-"),
+        f"vs starter {speedups}" if speedups else "",
+        flush=True,
+    )
+    print("  ", str(entry.get("reason", ""))[:200], flush=True)
+    text = json.dumps(_finite(grades), indent=1, allow_nan=False)
+    (out / "grades.json").write_text(text)
 
 
 def _cached_baselines(path: Path) -> dict[str, Any]:
-    """Baseline-key mapping from a `measure` report (shapes it timed under eager)."""
+    """Baseline-key mapping from a `measure` report (shapes it timed under eager), with the
+    starter's timing and, on held-out shapes, its correctness for kernel-to-kernel problems."""
     from runners.problem import load_problem
-    from runners.schema import baseline_key
+    from runners.schema import BASELINE_KINDS, baseline_key
     from runners.timing import PROTOCOL
 
     report = json.loads(path.read_text())
@@ -440,9 +530,9 @@ def _cached_baselines(path: Path) -> dict[str, Any]:
             key = baseline_key(
                 problem.version, row["params"], report["hardware"], report["torch"], PROTOCOL
             )
-            cached[key] = {
-                kind: _as_timing(row.get(kind)) for kind in ("eager", "compile", "library")
-            }
+            cached[key] = {kind: _as_timing(row.get(kind)) for kind in BASELINE_KINDS}
+            if row["set"] == "hidden":
+                cached[key]["starter_correct"] = row.get("starter_correct")
     return {k: v for k, v in cached.items() if v["eager"]}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from runners import protocol, timing
+from runners import launches, protocol, timing
 
 _type = type
 _Tensor = torch.Tensor
@@ -33,6 +33,8 @@ class Candidate:
         self.model = None
         self.model_key: tuple[str, str] | None = None
         self.inputs: dict[str, Any] = {}
+        # Installed before the solution is imported, so its Triton kernels are counted.
+        self.launches = launches.install()
 
     def build(self, request: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
@@ -62,12 +64,35 @@ class Candidate:
         # No synchronize inside the window: the clock synchronizes the device after the end
         # event and compares the two, which exposes work left running on other streams.
         samples = timing.measure(
-            lambda args: model(*args), bases, device=self.device, settings=settings
+            lambda args: model(*args),
+            bases,
+            device=self.device,
+            settings=settings,
+            launches=self.launches,
         )
         type_errors: list[str] = []
-        kept = [(base, _plain_outputs(out, base, type_errors)) for base, out in samples.kept]
+        kept = [
+            (base, call, _plain_outputs(out, base, type_errors)) for base, call, out in samples.kept
+        ]
         _save({"kept": kept}, request["out"])
         return {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
+
+    def profile(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The kernels each of a few more calls ran, on inputs varied like the timed calls'.
+        The parent asks after all timing: the profiler slows every launch after it."""
+        model = self._model_for(request["init"], request["state"])
+        bases = self._inputs(request["inputs"])
+        seed = timing.Settings.from_dict(request["settings"]).vary_seed or 0
+        names = []
+        try:
+            with torch.no_grad():
+                for index in range(int(request["calls"])):
+                    args = timing.fresh_copy(bases[index % len(bases)])
+                    timing.vary(args, seed, -1 - index)
+                    names.append(launches.profiled_kernels(lambda a=args: model(*a)))
+        except RuntimeError as exc:  # the profiler could not start: say so, the parent notes it
+            return {"kernels_error": f"{type(exc).__name__}: {exc}"[:300], **_integrity()}
+        return {"kernels": names, **_integrity()}
 
     def _inputs(self, path: str) -> list[list[Any]]:
         """Loaded once: timing reuses the correctness inputs (checked unmodified by then)."""
@@ -132,5 +157,10 @@ def main() -> None:
     reply_fd = protocol.reply_fd_from_argv(argv)
     solution, device = Path(argv[argv.index("--solution") + 1]), argv[argv.index("--device") + 1]
     candidate = Candidate(solution, device)
-    handlers = {"build": candidate.build, "run": candidate.run, "time": candidate.time}
+    handlers = {
+        "build": candidate.build,
+        "run": candidate.run,
+        "time": candidate.time,
+        "profile": candidate.profile,
+    }
     protocol.serve(handlers, reply_fd)

@@ -1,7 +1,7 @@
-"""`python -m runners evaluate | pack | problems | hardware`.
+"""`python -m runners evaluate | pack | problems | hardware | import-kernelbench`.
 
 Exit status 0 whenever a result was written, also for a failing candidate; 2 for bad arguments
-or an unknown problem. `problems` and `hardware` never import torch.
+or an unknown problem. `problems`, `hardware` and `import-kernelbench` never import torch.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runners.schema import EvaluationResult
+from runners.schema import BASELINE_KINDS, EvaluationResult
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +40,13 @@ def _parser() -> argparse.ArgumentParser:
     table = commands.add_parser("hardware", help="list the hardware table (roofline figures)")
     table.add_argument("--json", action="store_true")
     table.set_defaults(handler=_hardware)
+    kernelbench = commands.add_parser(
+        "import-kernelbench", help="turn a KernelBench level into problem folders"
+    )
+    kernelbench.add_argument("checkout", type=Path, help="a KernelBench repository checkout")
+    kernelbench.add_argument("--level", type=int, required=True)
+    kernelbench.add_argument("dest", type=Path, help="a new or empty folder")
+    kernelbench.set_defaults(handler=_import_kernelbench)
     return parser
 
 
@@ -60,17 +67,17 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def read_baselines(path: Path) -> dict[str, Any]:
-    """A mapping baseline_key -> {eager, compile[, library]}, or an earlier EvaluationResult."""
+    """A mapping baseline_key -> {<each of BASELINE_KINDS>, starter_correct}, or an earlier
+    EvaluationResult to take them from (None where it had none: the engine measures those)."""
     data = json.loads(path.read_text())
     if isinstance(data, dict) and "shapes" in data:
         return {
             shape["baseline_key"]: {
-                "eager": shape["baseline_eager"],
-                "compile": shape["baseline_compile"],
-                **({"library": shape["baseline_library"]} if shape.get("baseline_library") else {}),
+                **{kind: shape.get(f"baseline_{kind}") for kind in BASELINE_KINDS},
+                "starter_correct": shape.get("starter_correct"),
             }
             for shape in data["shapes"]
-            if shape.get("baseline_eager")
+            if shape.get("baseline_eager") or shape.get("starter_correct") is not None
         }
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
@@ -94,6 +101,14 @@ def format_summary(result: EvaluationResult) -> str:
         lines.append(
             f"  {label:<11} correct={shape.correct!s:<5} {timing}  peak={peak}"
             f"  vs eager={eager}  vs compile={_number(shape.speedup_compile)}"
+            + (f"  vs starter={_number(shape.speedup_starter)}" if shape.baseline_starter else "")
+        )
+    if result.starter:
+        starter = result.starter
+        lines.append(
+            f"  starter: quadrant {starter.quadrant or '-'}  held-out correct "
+            f"{starter.starter_hidden_correct}  run correct where it is "
+            f"{_number(starter.conditional_hidden_correct)}"
         )
     cost = ", ".join(f"{k.removesuffix('_s')} {v:.1f}s" for k, v in result.cost.items())
     lines.append(f"  cost: {cost}")
@@ -120,14 +135,31 @@ def _pack(args: argparse.Namespace) -> int:
 
 def _problems(args: argparse.Namespace) -> int:
     from runners.pack import problem_info
-    from runners.problem import list_problems
+    from runners.problem import ProblemError, list_problems
 
-    infos = [problem_info(p) for p in list_problems()]
+    try:
+        infos = [problem_info(p) for p in list_problems()]
+    except ProblemError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps([info.to_dict() for info in infos], indent=2))
     else:
         for info in infos:
-            print(f"{info.slug:<12} {info.regime:<7} {info.version[:12]}  {info.title}")
+            print(f"{info.slug:<18} {info.regime:<8} {info.version[:12]}  {info.title}")
+    return 0
+
+
+def _import_kernelbench(args: argparse.Namespace) -> int:
+    from runners.kernelbench import import_level
+
+    try:
+        report = import_level(args.checkout, args.level, args.dest)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    print(f"report: {args.dest / 'IMPORT_REPORT.md'}")
     return 0
 
 

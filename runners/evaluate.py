@@ -33,7 +33,7 @@ def evaluate(
     """
     problem = load_problem(problem_ref)
     if device == "cpu" and not problem.cpu_capable:
-        raise ProblemError(f"{problem.slug} has no smoke shapes: it grades on CUDA only")
+        raise ProblemError(gpu_only_message(problem))
     result = EvaluationResult(
         problem=problem.slug,
         problem_version=problem.version,
@@ -89,16 +89,30 @@ def _grade(
             "score": performance.score,
         }
         for name, step in steps.items():
-            if not _run_gate(result, name, step):
+            passed = _run_gate(result, name, step)
+            if name == "correct_hidden":
+                grading.compare_with_starter()  # after a failure too: that is the regression case
+            if not passed:
                 _skip_from(result, _next_gate(name))
                 return
     finally:
         grading.close()
 
 
+def gpu_only_message(problem: Problem) -> str:
+    """Why a problem without smoke shapes cannot be graded on the CPU."""
+    why = "it has no smoke shapes for the CPU"
+    if problem.category == "cuda-to-cuda":
+        why = "its CUDA kernels build with nvcc and run on a GPU only, so it has no smoke shapes"
+    return f"{problem.slug} is GPU-only: {why}; it grades on CUDA only (--device cuda)"
+
+
 def _static(problem: Problem, solution: Path, gate: GateResult) -> None:
     report = check_source(
-        solution.read_bytes(), forbidden=problem.forbidden, max_bytes=MAX_SOLUTION_BYTES
+        solution.read_bytes(),
+        forbidden=problem.forbidden,
+        max_bytes=MAX_SOLUTION_BYTES,
+        category=problem.category,
     )
     gate.details["hits"] = [
         {"rule": h.rule, "line": h.line, "message": h.message} for h in report.hits

@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
-from runners import environment, hardware, sandbox, timing
+from runners import environment, hardware, sandbox, scoring, timing
 from runners.compare import Comparison, compare_call
 from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
-from runners.problem import Problem
+from runners.problem import STARTER_CATEGORIES, Problem
 from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
 from runners.workers import Worker, WorkerDied, WorkerError, WorkerTimeout
 
@@ -65,6 +65,7 @@ class Grading:
         self.oracle: Worker | None = None
         self.candidate: Worker | None = None
         self.expected: dict[str, Any] = {}
+        self.has_library = False  # whether reference.py has a Library line (the prepare reply)
 
     # -- build ---------------------------------------------------------------------------
     def build(self, gate: GateResult) -> None:
@@ -78,7 +79,8 @@ class Grading:
             "in_dir": str(self.folder.in_dir),
             "ref_dir": str(self.folder.ref_dir),
         }
-        self.ask_reference(message, PREPARE_TIMEOUT_S)
+        prepared = self.ask_reference(message, PREPARE_TIMEOUT_S)
+        self.has_library = bool(prepared.get("library"))
         self.result.cost["reference_s"] = round(time.perf_counter() - started, 3)
         reply = self.ask_candidate(
             {"op": "build", **self._model_files(self.visible[0])},
@@ -144,7 +146,7 @@ class Grading:
             out = self.folder.cand / f"out_{plan.id}.pt"
             message = {"op": "run", **self.call_files(plan, out)}
             reply = self.ask_candidate(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
-            comparison = self.compare(plan, reply, out, "outputs")
+            comparison = self.compare(plan, reply, out)
             out.unlink(missing_ok=True)
             self._record(plan, comparison)
             if not comparison.correct:
@@ -160,7 +162,7 @@ class Grading:
             )
         gate.reason = f"{len(plans)} shape(s) x {gate.details['seeds_per_shape']} seeds match"
 
-    def compare(self, plan: ShapePlan, reply: dict, out: Path, key: str) -> Comparison:
+    def compare(self, plan: ShapePlan, reply: dict, out: Path) -> Comparison:
         comparison = Comparison()
         for message in _listed(reply.get("type_errors")):
             comparison.fail(str(message)[:200])
@@ -168,18 +170,103 @@ class Grading:
             comparison.fail(f"call {str(index)[:20]} modified its inputs")
         expected = self._expected(plan)
         try:
-            saved = _load_candidate_file(out)[key]
+            saved = _load_candidate_file(out)["outputs"]
         except Exception as exc:  # anything unreadable is the candidate's failure
             comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")
             return comparison
         tolerances = [self.problem.outputs[name] for name in sorted(self.problem.outputs)]
-        pairs = saved if key == "kept" else list(enumerate(saved))
-        if key == "outputs" and len(saved) != len(expected):
+        if len(saved) != len(expected):
             comparison.fail(f"{len(saved)} result(s) for {len(expected)} calls")
             return comparison
-        for base, outputs in pairs:
-            compare_call(comparison, expected[base], outputs, tolerances)
+        for want, outputs in zip(expected, saved, strict=True):
+            compare_call(comparison, want, outputs, tolerances)
         return comparison
+
+    def recheck_timed(self, plan: ShapePlan, reply: dict, out: Path, seed: int) -> Comparison:
+        """The kept timed calls' outputs against the reference's outputs for the same varied
+        inputs, which the reference process rebuilds from the round's seed."""
+        comparison = Comparison()
+        for message in _listed(reply.get("type_errors")):
+            comparison.fail(str(message)[:200])
+        try:
+            kept = _load_candidate_file(out)["kept"]
+            calls = [(int(base), int(call)) for base, call, _ in kept]
+            outputs = [outputs for _, _, outputs in kept]
+        except Exception as exc:  # anything unreadable is the candidate's failure
+            comparison.fail(f"timed outputs could not be read ({type(exc).__name__})")
+            return comparison
+        if not calls or not all(0 <= base < len(plan.seeds) for base, _ in calls):
+            comparison.fail("the timed calls kept for checking are missing or malformed")
+            return comparison
+        expected_path = self.folder.ref_dir / f"timed_expected_{plan.id}.pt"
+        message = {
+            "op": "expect",
+            "shape": plan.message(),
+            "device": self.device,
+            "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
+            "seed": seed,
+            "calls": calls,
+            "out": str(expected_path),
+        }
+        self.ask_reference(message, PREPARE_TIMEOUT_S)
+        expected = torch.load(expected_path, weights_only=True)
+        expected_path.unlink(missing_ok=True)
+        tolerances = [self.problem.outputs[name] for name in sorted(self.problem.outputs)]
+        for want, got in zip(expected, outputs, strict=True):
+            compare_call(comparison, want, got, tolerances)
+        return comparison
+
+    # -- the starter (kernel-to-kernel problems) ------------------------------------------
+    def compare_with_starter(self) -> None:
+        """Whether the starter is right on each held-out shape run here, and the run's quadrant
+        against it (`result.starter`). Called once the held-out gate ran, passed or not: a run
+        failing held-out shapes the starter gets right is the regression this measures. The
+        starter's correctness comes from the cache (`starter_correct`, per problem version and
+        shape) where it is there; a held-out shape the run never reached counts as wrong."""
+        if self.problem.category not in STARTER_CATEGORIES:
+            return
+        started = time.perf_counter()
+        try:
+            for plan in self.hidden:
+                shape = self.shapes[plan.id]
+                cached = (self.cached.get(shape.baseline_key) or {}).get("starter_correct")
+                shape.starter_correct = (
+                    self._starter_correct(plan) if cached is None else bool(cached)
+                )
+        except GateFailure as failure:  # the problem's starter, not the candidate, is at fault
+            self.result.gate("correct_hidden").details["starter_error"] = failure.reason
+            return
+        finally:
+            self.result.cost["starter_check_s"] = round(time.perf_counter() - started, 3)
+        outcomes = [
+            (self.shapes[p.id].correct is True, self.shapes[p.id].starter_correct)
+            for p in self.hidden
+        ]
+        self.result.starter = scoring.starter_comparison(outcomes)
+
+    def _starter_correct(self, plan: ShapePlan) -> bool:
+        """The starter's outputs on the shape's inputs, compared as a candidate's are."""
+        out = self.folder.ref_dir / f"starter_{plan.id}.pt"
+        message = {
+            "op": "starter_outputs",
+            "shape": plan.message(),
+            "device": self.device,
+            "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
+            "out": str(out),
+        }
+        reply = self.ask_reference(message, PREPARE_TIMEOUT_S)
+        if reply.get("starter_error"):
+            error = reply["starter_error"]
+            print(f"starter on {plan.label} ({plan.params}): {error}", file=sys.stderr)  # staff log
+            return False
+        saved = torch.load(out, weights_only=True)
+        out.unlink(missing_ok=True)
+        comparison = Comparison()
+        expected = self._expected(plan)
+        tolerances = [self.problem.outputs[name] for name in sorted(self.problem.outputs)]
+        for want, outputs in zip(expected, saved, strict=True):
+            compare_call(comparison, want, outputs, tolerances)
+        return comparison.correct
 
     def _expected(self, plan: ShapePlan) -> list[Any]:
         if plan.id not in self.expected:

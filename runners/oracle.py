@@ -61,13 +61,19 @@ def as_output_list(out: Any) -> list[Any]:
 class Oracle:
     def __init__(self):
         self.reference = None
+        self.problem_dir: Path | None = None
+        self.starter = None
 
     def prepare(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Inputs and expected outputs of every shape; the reply says whether the reference has
+        a Library line to time (the parent needs no cached timing for a line that is not)."""
         started = time.perf_counter()
-        self.reference = _import_reference(Path(request["problem_dir"]) / "reference.py")
+        self.problem_dir = Path(request["problem_dir"])
+        self.reference = _import_reference(self.problem_dir / "reference.py")
         for shape in request["shapes"]:
             self._prepare_shape(shape, request)
-        return {"seconds": time.perf_counter() - started}
+        library = hasattr(self.reference, "Library")
+        return {"seconds": time.perf_counter() - started, "library": library}
 
     def _prepare_shape(self, shape: dict[str, Any], request: dict[str, Any]) -> None:
         device, in_dir, ref_dir = (
@@ -105,7 +111,9 @@ class Oracle:
         return model.to(device).eval(), init
 
     def baseline(self, request: dict[str, Any]) -> dict[str, Any]:
-        model, _ = self._reference_model(request["shape"], request["device"])
+        model, init = self._reference_model(request["shape"], request["device"])
+        if request.get("starter"):
+            model = self._starter_model(model, init, request["device"])
         if request.get("library"):
             if not hasattr(self.reference, "Library"):
                 return {"event_ms": [], "seconds": 0.0}  # no library line for this problem
@@ -126,6 +134,52 @@ class Oracle:
         )
         return {**samples.to_reply(), "seconds": time.perf_counter() - started}
 
+    def expect(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The reference's outputs for timed calls, their inputs rebuilt from base and call
+        number with the round's seed (runners.timing.vary), saved where the candidate cannot
+        read."""
+        started = time.perf_counter()
+        model, _ = self._reference_model(request["shape"], request["device"])
+        # Mapped, not read: only the kept calls' bases move to the device.
+        bases = torch.load(request["inputs"], map_location="cpu", weights_only=True, mmap=True)
+        expected = []
+        with torch.no_grad():
+            for base, call in request["calls"]:
+                args = [_on(a, request["device"]) for a in bases[base]]
+                args = timing.vary(args, request["seed"], call)
+                expected.append(as_output_list(model(*args)))
+        torch.save(expected, request["out"])
+        return {"seconds": time.perf_counter() - started}
+
+    def starter_outputs(self, request: dict[str, Any]) -> dict[str, Any]:
+        """starter.py's outputs for every input set of a shape, saved where the candidate cannot
+        read, for the parent to compare like a candidate's. An exception in the starter's
+        forward is its failure on this shape, replied as `starter_error` rather than raised."""
+        started = time.perf_counter()
+        device = request["device"]
+        model, init = self._reference_model(request["shape"], device)
+        starter = self._starter_model(model, init, device)
+        input_sets = torch.load(request["inputs"], map_location=device, weights_only=True)
+        outputs = []
+        try:
+            with torch.no_grad():
+                for args in input_sets:
+                    outputs.append(as_output_list(starter(*timing.fresh_copy(args))))
+        except Exception as exc:  # the starter failing on a shape is a finding, not a crash
+            return {"starter_error": f"{type(exc).__name__}: {exc}"[:300], "seconds": 0.0}
+        torch.save(outputs, request["out"])
+        return {"seconds": time.perf_counter() - started}
+
+    def _starter_model(self, model: torch.nn.Module, init: list[Any], device: str):
+        """starter.py's ModelNew built as the candidate process builds a solution (on the CPU
+        from the same init inputs, then the reference's parameters loaded strictly)."""
+        if self.starter is None:
+            self.starter = _import_module(self.problem_dir / "starter.py", "starter")
+        init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
+        starter = self.starter.ModelNew(*init)
+        starter.load_state_dict(model.state_dict(), strict=True)
+        return starter.to(device).eval()
+
     def _library_model(self, model: torch.nn.Module, shape: dict[str, Any], device: str):
         """reference.Library built like Model, holding the same (perturbed) parameters."""
         torch.manual_seed(shape["seeds"][0])
@@ -135,8 +189,17 @@ class Oracle:
         return library.to(device).eval()
 
 
+def _on(value: Any, device: str) -> Any:
+    """A private copy of a tensor on `device` (vary scales it in place); other values as is."""
+    return value.to(device, copy=True) if isinstance(value, torch.Tensor) else value
+
+
 def _import_reference(path: Path):
-    spec = importlib.util.spec_from_file_location("reference", path)
+    return _import_module(path, "reference")
+
+
+def _import_module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -145,4 +208,10 @@ def _import_reference(path: Path):
 def main() -> None:
     reply_fd = protocol.reply_fd_from_argv(sys.argv)
     oracle = Oracle()
-    protocol.serve({"prepare": oracle.prepare, "baseline": oracle.baseline}, reply_fd)
+    handlers = {
+        "prepare": oracle.prepare,
+        "baseline": oracle.baseline,
+        "expect": oracle.expect,
+        "starter_outputs": oracle.starter_outputs,
+    }
+    protocol.serve(handlers, reply_fd)

@@ -7,15 +7,16 @@ results, run folder and processes).
 from __future__ import annotations
 
 import dataclasses
-import statistics
+import secrets
 import time
 from typing import Any
 
-from runners import environment, hardware, scoring
+from runners import environment, hardware, launches, scoring
 from runners.gates import GateFailure, Grading
 from runners.plan import ShapePlan
+from runners.problem import STARTER_CATEGORIES
 from runners.schema import GateResult, TimingStats, Verdict
-from runners.timing import Settings, relative_standard_error
+from runners.timing import Settings
 
 BASELINE_TIMEOUT_S = 600.0
 DEFAULT_TIME_CAP_S = 2.0
@@ -28,23 +29,18 @@ SPREAD_BYTES = 2 * 2**30
 # share of the shape's time cap: a slow episode (late launches adding microseconds to every call
 # for seconds, seen on the H100) falls in one round, whose median the median of medians ignores.
 TIMING_ROUNDS = {"cuda": 3, "cpu": 1}
-# Calls at least this long are timed in the first round only: a few microseconds are noise to
-# them, and re-checking their large outputs every round would double the gate's cost.
-ONE_ROUND_US = 200.0
 # torch.compile on CPU needs a C++ toolchain and seconds per shape; the CPU target is never
 # ranked, so its speedup is over eager only.
 # "library" times reference.py's optional Library module (cuBLAS, SDPA, torch.topk...): the
-# best library implementation, a reference line next to eager and compile.
+# best library implementation, a reference line next to eager and compile. Kernel-to-kernel
+# problems (runners.problem.STARTER_CATEGORIES) also time their starter.py on either device.
 BASELINES = {"cuda": ("eager", "compile", "library"), "cpu": ("eager",)}
+# Calls of each shape profiled once every shape is timed, whose kernel names must include one the
+# solution defines (runners.launches; CUDA only: the CPU has no kernel profiler). Never before
+# timing: once the profiler has attached, every later launch in the process is slower (on the
+# H100 a 4 us kernel timed 24 us in the rounds after a profiled one).
+PROFILED_CALLS = 2
 CPU_SETTINGS = Settings(warmup=1, min_samples=3, max_samples=20, cap_s=0.5)
-
-
-def _settled_in_one_round(first_round_ms: list[float], settings: Settings) -> bool:
-    """A call of ONE_ROUND_US or more whose first round reached the error target is not timed
-    again; shorter calls, and long ones still noisy, get every round."""
-    median_us = statistics.median(first_round_ms) * 1e3
-    rse = relative_standard_error(first_round_ms)
-    return median_us >= ONE_ROUND_US and rse < settings.rse_target
 
 
 class Performance:
@@ -56,6 +52,7 @@ class Performance:
         self.front = grading.visible
         self.held_out = grading.hidden if self.device == "cuda" else []
         self.timed = self.front + self.held_out
+        self.kernels = launches.defined_kernels(grading.solution.read_text(errors="replace"))
 
     # -- performance ---------------------------------------------------------------------
     def performance(self, gate: GateResult) -> None:
@@ -64,20 +61,23 @@ class Performance:
         settings = dataclasses.replace(settings, cap_s=settings.cap_s / rounds)
         gate.details["settings"] = settings.__dict__ | {"rounds": rounds}
         samples: dict[str, list[list[float]]] = {plan.id: [] for plan in self.timed}
-        for round_ in range(rounds):
+        for _ in range(rounds):
+            # A seed per round that the candidate cannot predict: its timed calls' inputs.
+            varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
             for plan in self.timed:
-                if round_ and _settled_in_one_round(samples[plan.id][0], settings):
-                    continue
-                problems = self._time_candidate(plan, settings, samples[plan.id])
+                problems = self._time_candidate(plan, varied, samples[plan.id], gate)
                 if problems:
                     raise GateFailure(
                         Verdict.TIMING_REJECTED,
                         f"{plan.label}: {problems[0]}",
                         {"problems": problems if plan.set != "hidden" else []},
                     )
+        if self.device == "cuda" and self.kernels.names:
+            for plan in self.timed:
+                self._profile(plan, varied, gate)
         gate.reason = f"{len(self.timed)} shape(s) timed"
         if rounds > 1:
-            gate.reason += f" (calls under {ONE_ROUND_US:.0f} us in {rounds} rounds)"
+            gate.reason += f" in {rounds} rounds"
         if self.device == "cpu":
             gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
 
@@ -91,7 +91,7 @@ class Performance:
         )
 
     def _time_candidate(
-        self, plan: ShapePlan, settings: Settings, rounds: list[list[float]]
+        self, plan: ShapePlan, settings: Settings, rounds: list[list[float]], gate: GateResult
     ) -> list[str]:
         """Time one round of `plan` and add its samples to `rounds` (the earlier rounds')."""
         out = self.grading.folder.cand / f"timed_{plan.id}.pt"
@@ -104,7 +104,8 @@ class Performance:
         if not scoring.well_formed(reply):
             out.unlink(missing_ok=True)
             return problems  # nothing to summarize: the problems name the malformed reply
-        recheck = self.grading.compare(plan, reply, out, "kept")
+        problems += launches.launch_problems(reply, self.kernels)
+        recheck = self.grading.recheck_timed(plan, reply, out, settings.vary_seed)
         out.unlink(missing_ok=True)
         if not recheck.correct:
             problems.append(f"outputs of timed calls are wrong ({recheck.error})")
@@ -115,6 +116,27 @@ class Performance:
             floor = scoring.score_shape(shape, hardware=self.hardware, **self._work(plan))
             problems += [floor] if floor else []
         return problems
+
+    def _profile(self, plan: ShapePlan, settings: Settings, gate: GateResult) -> None:
+        """Fail unless each profiled call of `plan` ran one of the solution's own kernels."""
+        message = {
+            "op": "profile",
+            **self.grading.call_files(plan, self.grading.folder.cand / "unused"),
+            "settings": settings.__dict__,
+            "calls": PROFILED_CALLS,
+        }
+        reply = self.grading.ask_candidate(
+            message, self.grading.limits.step_s, Verdict.RUNTIME_ERROR, plan
+        )
+        if "kernels" not in reply:
+            error = str(reply.get("kernels_error") or "")[:200]
+            gate.details.setdefault("profiler_errors", []).append(error)
+            if not error:
+                raise GateFailure(Verdict.TIMING_REJECTED, f"{plan.label}: no kernel names")
+            return
+        problems = launches.profile_problems(reply["kernels"], self.kernels)
+        if problems:
+            raise GateFailure(Verdict.TIMING_REJECTED, f"{plan.label}: {problems[0]}")
 
     def _work(self, plan: ShapePlan) -> dict[str, Any]:
         return {
@@ -134,6 +156,9 @@ class Performance:
         for plan in self.timed:
             scoring.score_shape(self.shapes[plan.id], hardware=self.hardware, **self._work(plan))
         gate.details["baseline_notes"] = notes[:5]
+        if self.problem.regime == "speedup":
+            self._score_by_speedup(gate)
+            return
         if self.hardware is None:
             result.score = result.hidden_score = None
             gate.reason = "no roofline for this GPU: score is null"
@@ -147,6 +172,21 @@ class Performance:
         if self.device == "cpu":
             gate.reason += " against the declared CPU roofline (not comparable, never ranked)"
 
+    def _score_by_speedup(self, gate: GateResult) -> None:
+        """No roofline: score and hidden_score are geomean speedups over eager, every held-out
+        shape counting (there is no speed of light to tell launch-bound ones apart)."""
+        for plan in self.timed:
+            self.shapes[plan.id].scored = True
+        speedups = {p.id: self.shapes[p.id].speedup_eager for p in self.timed}
+        result = self.grading.result
+        result.score = scoring.geomean([speedups[p.id] for p in self.front])
+        result.hidden_score = scoring.geomean([speedups[p.id] for p in self.held_out])
+        gate.reason = f"geomean of {len(self.front)} {self.front[0].set} speedups over eager"
+        if self.held_out:
+            gate.reason += f"; held-out: {len(self.held_out)} shape(s)"
+        if self.device == "cpu":
+            gate.reason += " (CPU: not comparable, never ranked)"
+
     def _scored_held_out(self) -> list[ShapePlan]:
         """Held-out shapes sized like the visible ones; the rest count for correctness only."""
         visible = [self._floor_s(plan) for plan in self.front]
@@ -154,8 +194,10 @@ class Performance:
             self.shapes[plan.id].scored = True
         scored = []
         for plan in self.held_out:
+            shape = self.shapes[plan.id]
             in_regime = scoring.in_visible_regime(self._floor_s(plan), visible)
-            self.shapes[plan.id].scored = in_regime
+            in_regime = in_regime and shape.time.median_us >= scoring.MIN_SCORED_US
+            shape.scored = in_regime
             scored += [plan] if in_regime else []
         return scored
 
@@ -169,21 +211,35 @@ class Performance:
         return scoring.geomean([self.shapes[plan.id].peak_fraction for plan in plans])
 
     def _baselines(self, plan: ShapePlan) -> str | None:
+        """Each baseline this shape needs, from the cache where it holds one, else timed now
+        (a cache written before a kind existed lacks it); the shape is `baseline_cached` only
+        when nothing had to be timed. Returns the first timing failure, if any."""
         shape = self.shapes[plan.id]
         # CPU timings belong to the machine and its load: the reference is timed in this grading.
-        cached = self.grading.cached.get(shape.baseline_key) if self.device == "cuda" else None
-        if cached:
-            for kind in BASELINES["cuda"]:
-                setattr(shape, f"baseline_{kind}", TimingStats.from_dict(cached.get(kind)))
-            shape.baseline_cached = True
-            return None
-        for kind in BASELINES[self.device]:
+        cached = (
+            (self.grading.cached.get(shape.baseline_key) or {}) if self.device == "cuda" else {}
+        )
+        kinds = self._baseline_kinds()
+        missing = [kind for kind in kinds if cached.get(kind) is None]
+        for kind in kinds:
+            setattr(shape, f"baseline_{kind}", TimingStats.from_dict(cached.get(kind)))
+        # A held-out shape's entry also holds whether the starter is right there.
+        unchecked = plan.set == "hidden" and "starter" in kinds
+        unchecked = unchecked and cached.get("starter_correct") is None
+        shape.baseline_cached = not missing and not unchecked
+        notes = []
+        for kind in missing:
             try:
-                stats = self._time_reference(plan, kind)
+                setattr(shape, f"baseline_{kind}", self._time_reference(plan, kind))
             except GateFailure as failure:
-                return f"{plan.label} {kind}: {failure.reason}"
-            setattr(shape, f"baseline_{kind}", stats)
-        return None
+                notes.append(f"{plan.label} {kind}: {failure.reason}")
+        return notes[0] if notes else None
+
+    def _baseline_kinds(self) -> list[str]:
+        """The device's baselines, the library line where reference.py has one, and the
+        starter for kernel-to-kernel problems."""
+        kinds = [k for k in BASELINES[self.device] if k != "library" or self.grading.has_library]
+        return kinds + (["starter"] if self.problem.category in STARTER_CATEGORIES else [])
 
     def _time_reference(self, plan: ShapePlan, kind: str) -> TimingStats | None:
         message = {
@@ -192,6 +248,7 @@ class Performance:
             "device": self.device,
             "compile": kind == "compile",
             "library": kind == "library",
+            "starter": kind == "starter",
             "settings": self._settings().__dict__,
             "inputs": str(self.grading.folder.in_dir / f"inputs_{plan.id}.pt"),
         }

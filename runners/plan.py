@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runners.problem import Problem, copy_without_hidden, problems_root
+from runners.problem import Problem, copy_without_hidden, problem_roots
 
 # The Triton interpreter runs one program at a time (milliseconds each): on CPU only held-out
 # shapes this small (by the problem's bytes expression) run, those with the smallest largest
@@ -60,10 +60,19 @@ def plan_shapes(problem: Problem, device: str) -> tuple[list[ShapePlan], list[Sh
         for i, p in enumerate(problem.hidden)
     ]
     if device == "cpu":
-        small = [h for h in hidden if problem.bytes(h.params) <= CPU_HIDDEN_MAX_BYTES]
+        small = [h for h in hidden if _cpu_sized(problem, h.params)]
         hidden = sorted(small, key=lambda h: max(h.params.values()))[:CPU_HIDDEN_MAX_SHAPES]
         hidden.sort(key=lambda h: h.index)
     return front, hidden
+
+
+def _cpu_sized(problem: Problem, params: dict[str, int]) -> bool:
+    """Small enough for the CPU: by the bytes expression, or, for a problem without one (the
+    speedup regime), no parameter larger than in its largest smoke shape."""
+    nbytes = problem.bytes(params)
+    if nbytes is not None:
+        return nbytes <= CPU_HIDDEN_MAX_BYTES
+    return any(all(params[k] <= smoke[k] for k in params) for smoke in problem.smoke)
 
 
 class RunFolder:
@@ -115,7 +124,7 @@ def _roomy(path: str) -> bool:
 
 def masked_paths(problem: Problem) -> list[Path]:
     """Folders the candidate must not read (hidden.yaml lives there); nested ones dropped."""
-    paths = [problems_root().resolve(), problem.path.resolve()]
+    paths = [*(root.resolve() for root in problem_roots()), problem.path.resolve()]
     kept: list[Path] = []
     for path in sorted(set(paths), key=lambda p: len(p.parts)):
         if path.is_dir() and not any(path.is_relative_to(k) for k in kept):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import shutil
 from collections.abc import Mapping
@@ -21,7 +22,9 @@ from runners.shape_expr import ExprError, evaluate_expr, expr_names
 CATEGORIES = ("pytorch-to-kernel", "triton-to-triton", "cuda-to-cuda")
 # roofline: the peak fraction is the speed-of-light time over the measured one, for problems whose
 # shapes span both bounds (decode- and prefill-sized GEMMs, say).
-REGIMES = ("compute", "memory", "roofline")
+# speedup: no FLOP or byte formula is known (imported decks such as KernelBench), so there is no
+# roofline: the score is the geomean speedup over the eager reference instead of a peak fraction.
+REGIMES = ("compute", "memory", "roofline", "speedup")
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 HIDDEN_CASES = (
     "edge",
@@ -40,9 +43,14 @@ SHAPES_PLACEHOLDER = "{{visible_shapes}}"
 MIN_SEEDS = 3
 MIN_HIDDEN_SHAPES = 4
 
+EXTRA_PROBLEMS_ENV = "ARENA_EXTRA_PROBLEMS"
+
 _REQUIRED_KEYS = {"slug", "title", "category", "regime", "peak_dtype", "flops", "bytes"}
 _REQUIRED_KEYS |= {"outputs", "forbidden", "shapes", "seeds"}
-_OPTIONAL_KEYS = {"distributions", "time_cap_s"}
+# no_hidden: why a problem has no hidden.yaml (an import whose sizes cannot vary), said in place
+# of held-out shapes.
+_OPTIONAL_KEYS = {"distributions", "time_cap_s", "no_hidden"}
+_WORK_KEYS = ("flops", "bytes")  # optional under the speedup regime
 _CHOICES = {"category": CATEGORIES, "regime": REGIMES, "peak_dtype": PEAK_DTYPES}
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _OUTPUT_NAME = re.compile(r"^out\d*$")
@@ -59,8 +67,8 @@ class Problem:
     category: str
     regime: str
     peak_dtype: str
-    flops_expr: str
-    bytes_expr: str
+    flops_expr: str | None
+    bytes_expr: str | None
     outputs: dict[str, dict[str, float]]
     forbidden: tuple[str, ...]
     distributions: tuple[str, ...]
@@ -74,11 +82,11 @@ class Problem:
     path: Path
     version: str
 
-    def flops(self, params: Mapping[str, float]) -> float:
-        return evaluate_expr(self.flops_expr, params)
+    def flops(self, params: Mapping[str, float]) -> float | None:
+        return None if self.flops_expr is None else evaluate_expr(self.flops_expr, params)
 
-    def bytes(self, params: Mapping[str, float]) -> float:
-        return evaluate_expr(self.bytes_expr, params)
+    def bytes(self, params: Mapping[str, float]) -> float | None:
+        return None if self.bytes_expr is None else evaluate_expr(self.bytes_expr, params)
 
     @property
     def cpu_capable(self) -> bool:
@@ -98,9 +106,33 @@ def problems_root() -> Path:
     return Path(__file__).resolve().parent / "problems"
 
 
+def problem_roots() -> list[Path]:
+    """The built-in deck, then each folder named in ARENA_EXTRA_PROBLEMS (os.pathsep-separated),
+    which holds imported decks that are not part of this repository."""
+    extra = [Path(p) for p in os.environ.get(EXTRA_PROBLEMS_ENV, "").split(os.pathsep) if p]
+    for root in extra:
+        if not root.is_dir():
+            raise ProblemError(f"{EXTRA_PROBLEMS_ENV}: {root} is not a folder")
+    return [problems_root(), *(root.resolve() for root in extra)]
+
+
+def problem_folders() -> dict[str, Path]:
+    """Every problem folder of every root by slug; a slug found twice is an error."""
+    folders: dict[str, Path] = {}
+    for root in dict.fromkeys(problem_roots()):
+        for folder in sorted(p for p in root.iterdir() if (p / "problem.yaml").is_file()):
+            if folder.name in folders:
+                raise ProblemError(
+                    f"problem {folder.name!r} is in both {folders[folder.name].parent} and "
+                    f"{root} (check {EXTRA_PROBLEMS_ENV})"
+                )
+            folders[folder.name] = folder
+    return folders
+
+
 def list_problems() -> list[Problem]:
-    folders = sorted(p for p in problems_root().iterdir() if (p / "problem.yaml").is_file())
-    return [load_problem(folder) for folder in folders]
+    folders = problem_folders()
+    return [load_problem(folders[slug]) for slug in sorted(folders)]
 
 
 def load_problem(slug_or_path: str | Path, *, require_hidden: bool = True) -> Problem:
@@ -112,20 +144,21 @@ def load_problem(slug_or_path: str | Path, *, require_hidden: bool = True) -> Pr
     folder = _resolve_folder(slug_or_path)
     spec = _read_yaml(folder / "problem.yaml")
     _check_fields(folder, spec)
-    _check_files(folder, spec["category"], require_hidden)
+    _check_files(folder, spec["category"], require_hidden and "no_hidden" not in spec)
     visible, smoke = _read_shapes(spec)
     names = set(visible[0])
     hidden, cases, hidden_seeds = _read_hidden(folder / "hidden.yaml", names, spec["seeds"])
-    for field in ("flops", "bytes"):
-        _check_expr(spec[field], field, visible + smoke + hidden)
+    for field in _WORK_KEYS:
+        if spec.get(field) is not None:
+            _check_expr(spec[field], field, visible + smoke + hidden)
     return Problem(
         slug=spec["slug"],
         title=spec["title"],
         category=spec["category"],
         regime=spec["regime"],
         peak_dtype=spec["peak_dtype"],
-        flops_expr=spec["flops"],
-        bytes_expr=spec["bytes"],
+        flops_expr=spec.get("flops"),
+        bytes_expr=spec.get("bytes"),
         outputs=_read_outputs(spec["outputs"]),
         forbidden=_read_forbidden(spec["forbidden"]),
         distributions=_read_distributions(spec.get("distributions")),
@@ -168,7 +201,7 @@ def copy_without_hidden(problem: Problem, dest: Path) -> Path:
 def _resolve_folder(slug_or_path: str | Path) -> Path:
     candidate = Path(slug_or_path)
     if isinstance(slug_or_path, str) and "/" not in slug_or_path:
-        candidate = problems_root() / slug_or_path
+        candidate = problem_folders().get(slug_or_path, problems_root() / slug_or_path)
     if not (candidate / "problem.yaml").is_file():
         raise ProblemError(f"{candidate}: no problem.yaml (unknown problem {str(slug_or_path)!r})")
     return candidate.resolve()
@@ -194,14 +227,20 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _check_fields(folder: Path, spec: dict[str, Any]) -> None:
-    missing = sorted(_REQUIRED_KEYS - spec.keys())
+    required = _REQUIRED_KEYS - (set(_WORK_KEYS) if spec.get("regime") == "speedup" else set())
+    missing = sorted(required - spec.keys())
     unknown = sorted(spec.keys() - _REQUIRED_KEYS - _OPTIONAL_KEYS)
     if missing or unknown:
         problem = f"missing field(s) {', '.join(missing)}" if missing else ""
         raise ProblemError(f"problem.yaml: {problem or 'unknown field(s) ' + ', '.join(unknown)}")
-    for field in ("slug", "title", "flops", "bytes"):
+    for field in ("slug", "title", *(f for f in (*_WORK_KEYS, "no_hidden") if f in spec)):
         if not isinstance(spec[field], str) or not spec[field].strip():
             raise ProblemError(f"problem.yaml: field {field} must be a non-empty string")
+    if "no_hidden" in spec and (folder / "hidden.yaml").exists():
+        raise ProblemError(
+            "problem.yaml: field no_hidden says there are no held-out shapes, "
+            "but hidden.yaml exists"
+        )
     if spec["slug"] != folder.name:
         raise ProblemError(f"problem.yaml: slug {spec['slug']!r} differs from {folder.name}/")
     for field, choices in _CHOICES.items():

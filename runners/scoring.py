@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runners.hardware import Hardware, peak_fraction, speed_of_light_s
-from runners.schema import BASELINE_KINDS, ShapeResult, TimingStats
+from runners.schema import BASELINE_KINDS, ShapeResult, StarterComparison, TimingStats
 
 # Host wall time is measured around the call plus a device-wide synchronize; the event spans
 # only the call's stream. Honest code lands within launch and wake-up latency of each other.
@@ -21,6 +21,9 @@ SOL_MARGIN = 0.8
 # of the smallest visible shape's: smaller ones are launch-bound on any GPU, so their peak
 # fraction measures launch latency rather than the kernel, and only their correctness counts.
 REGIME_SHARE = 1 / 8
+# Nor does a held-out shape whose calls take under this long: one launch's latency jitter is a
+# large share of it, so its time does not reproduce to the protocol's 1.5 % across processes.
+MIN_SCORED_US = 5.0
 
 
 def summarize(rounds_ms: Sequence[Sequence[float]]) -> TimingStats:
@@ -88,15 +91,18 @@ def score_shape(
     hardware: Hardware | None,
     regime: str,
     dtype: str,
-    flops: float,
-    nbytes: float,
+    flops: float | None,
+    nbytes: float | None,
 ) -> str | None:
-    """Fill throughput, peak fraction and speedups; return a reason if faster than light."""
+    """Fill throughput, peak fraction and speedups; return a reason if faster than light.
+
+    A speedup-regime problem has no flops or bytes formula, hence no throughput, peak fraction
+    or speed of light: only its speedups are filled."""
     seconds = shape.time.median_us * 1e-6
-    shape.tflops = flops / seconds / 1e12
-    shape.gbps = nbytes / seconds / 1e9
+    shape.tflops = None if flops is None else flops / seconds / 1e12
+    shape.gbps = None if nbytes is None else nbytes / seconds / 1e9
     _speedups(shape)
-    if hardware is None:
+    if hardware is None or regime == "speedup":
         return None
     shape.peak_fraction = peak_fraction(
         hardware, regime=regime, flops=flops, nbytes=nbytes, dtype=dtype, seconds=seconds
@@ -128,3 +134,28 @@ def geomean(values: Sequence[float | None]) -> float | None:
     if not values or any(v is None or v <= 0 for v in values):
         return None
     return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def starter_comparison(outcomes: Sequence[tuple[bool, bool]]) -> StarterComparison:
+    """A kernel-to-kernel run against its starter from (run correct, starter correct) per
+    held-out shape run on this device: the quadrant (see StarterComparison) and the share of
+    the shapes the starter gets right that the run gets right too. No shapes, nothing known."""
+    if not outcomes:
+        return StarterComparison()
+    run_passes = all(run for run, _ in outcomes)
+    starter_passes = all(starter for _, starter in outcomes)
+    quadrant = {
+        (True, True): "both_pass",
+        (False, True): "regression",
+        (True, False): "improvement",
+        (False, False): "both_fail",
+    }[(run_passes, starter_passes)]
+    where_starter_right = [run for run, starter in outcomes if starter]
+    conditional = (
+        sum(where_starter_right) / len(where_starter_right) if where_starter_right else None
+    )
+    return StarterComparison(
+        starter_hidden_correct=starter_passes,
+        quadrant=quadrant,
+        conditional_hidden_correct=conditional,
+    )

@@ -75,7 +75,12 @@ MODULE_RULES: dict[str, tuple[str, ...]] = {
     "environment": _words("os.environ os.environb os.getenv os.putenv os.unsetenv"),
     "signal": _words("signal faulthandler"),
     "exit": _words("sys.exit os._exit os.abort builtins.exit builtins.quit atexit"),
-    "patching": _words("unittest.mock mock"),
+    # The harness itself (runners.launches counts the solution's kernel launches) and the
+    # profiler that names the kernels a call ran.
+    "patching": _words(
+        "unittest.mock mock runners torch.profiler torch.autograd.profiler"
+        " torch.autograd._profiler_enabled torch._C._autograd"
+    ),
     "tensor_subclass": _words(
         "torch.Tensor._make_subclass torch.Tensor._make_wrapper_subclass"
         " torch.utils._python_dispatch torch.overrides"
@@ -116,6 +121,13 @@ NATIVE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
+# What a kernel-to-kernel category asks of a solution: a kernel in the track's language, so that a
+# library wrapper cannot stand in for the starter it was given.
+TRITON_JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
+NATIVE_BUILDERS = frozenset(
+    {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"}
+)
+
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _MODE = re.compile(r"[rwxabt+]{1,4}")
 _UNKNOWN = "?"
@@ -143,9 +155,18 @@ class StaticReport:
 
 
 def check_source(
-    source: str | bytes, *, forbidden: Sequence[str], max_bytes: int = 1 << 20
+    source: str | bytes,
+    *,
+    forbidden: Sequence[str],
+    max_bytes: int = 1 << 20,
+    category: str | None = None,
 ) -> StaticReport:
-    """Check one solution file; the report's verdict is None when no rule is hit."""
+    """Check one solution file; the report's verdict is None when no rule is hit.
+
+    `category` is the problem's: triton-to-triton and cuda-to-cuda solutions must also be written
+    in their track's language (the category hit comes after every other, so the reason names a
+    forbidden op first).
+    """
     try:
         data = source if isinstance(source, bytes) else source.encode("utf-8")
         text = data.decode("utf-8")
@@ -160,7 +181,8 @@ def check_source(
         message = getattr(exc, "msg", None) or str(exc)
         hit = Hit("syntax", line, message)
         return StaticReport(SYNTAX_VERDICT, f"line {line}: {message}", [hit])
-    hits = _Checker(tree, tuple(forbidden)).run()
+    checker = _Checker(tree, tuple(forbidden))
+    hits = checker.run() + checker.category_hits(category)
     return _rejected(hits) if hits else StaticReport(None, "", [])
 
 
@@ -222,6 +244,52 @@ class _Checker:
         for node in ast.walk(self.tree):
             self._check_node(node)
         return sorted(self.hits.values(), key=lambda hit: (hit.line, hit.rule, hit.message))
+
+    def category_hits(self, category: str | None) -> list[Hit]:
+        if category == "triton-to-triton":
+            message = self._triton_kernel_missing()
+        elif category == "cuda-to-cuda":
+            message = self._native_build_missing()
+        else:
+            return []
+        return [Hit("category", self._model_line(), message)] if message else []
+
+    def _triton_kernel_missing(self) -> str | None:
+        rule = "a triton-to-triton solution must define and launch a Triton kernel"
+        kernels = [
+            node.name
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.FunctionDef) and any(map(self._is_jit, node.decorator_list))
+        ]
+        if not kernels:
+            return f"{rule}; it defines no @triton.jit function"
+        launched = {
+            node.func.value.id
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Subscript)
+            and isinstance(node.func.value, ast.Name)
+        }
+        if launched & set(kernels):
+            return None
+        return f"{rule}; it never launches {', '.join(kernels)} as kernel[grid](...)"
+
+    def _is_jit(self, decorator: ast.expr) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return self.resolve(target) in TRITON_JIT
+
+    def _native_build_missing(self) -> str | None:
+        calls = (self.resolve(n.func) for n in ast.walk(self.tree) if isinstance(n, ast.Call))
+        if any(name in NATIVE_BUILDERS for name in calls):
+            return None
+        return (
+            "a cuda-to-cuda solution must build its CUDA kernel with "
+            "torch.utils.cpp_extension.load_inline (or load); it calls neither"
+        )
+
+    def _model_line(self) -> int:
+        classes = (n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef))
+        return next((n.lineno for n in classes if n.name == "ModelNew"), 1)
 
     def hit(self, rule: str, node: ast.AST, message: str) -> None:
         line = getattr(node, "lineno", 0)

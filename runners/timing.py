@@ -70,6 +70,11 @@ class Settings:
     # the H100 this did not measurably change reproducibility (docs/benchmarks.md, "Engine");
     # the shipped loop was measured with it. 0 keeps the minimum ring (one more than the bases).
     spread_bytes: int = 0
+    # Candidate timing only: with a seed, every call's floating inputs are its base's values
+    # scaled elementwise by fresh noise (`vary`), so no two calls ever see the same contents and
+    # a cache keyed on contents or addresses cannot hit with a right answer. The parent draws
+    # the seed per round and has the reference recompute the kept calls' outputs from it.
+    vary_seed: int | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
@@ -81,10 +86,16 @@ class Samples:
     event_ms: list[float] = field(default_factory=list)
     host_ms: list[float] = field(default_factory=list)
     span_ms: list[float] = field(default_factory=list)
-    kept: list[tuple[int, Any]] = field(default_factory=list)  # (base input index, outputs)
+    # (base input index, call number, outputs) of the last calls; the call number, counted from
+    # 0 over warm-up and samples, is what `vary` derived the call's inputs from.
+    kept: list[tuple[int, int, Any]] = field(default_factory=list)
+    # Launches of the solution's own kernels during each sample (runners.launches); empty when
+    # the process does not count them (the reference's baselines).
+    own_launches: list[int] = field(default_factory=list)
 
     def to_reply(self) -> dict[str, list[float]]:
-        return {"event_ms": self.event_ms, "host_ms": self.host_ms, "span_ms": self.span_ms}
+        reply = {"event_ms": self.event_ms, "host_ms": self.host_ms, "span_ms": self.span_ms}
+        return reply | ({"own_launches": self.own_launches} if self.own_launches else {})
 
 
 def relative_standard_error(values: Sequence[float]) -> float:
@@ -98,51 +109,75 @@ def fresh_copy(args: Sequence[Any]) -> list[Any]:
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
 
-class _Ring:
-    """Distinct input copies: each call gets new tensor objects with a base's values.
+# The relative size of `vary`'s noise: above the rounding step of every floating dtype the
+# engine feeds (bf16's is 2**-8, fp8 e4m3's 2**-3), so that each element's value changes, and
+# small enough to keep an input's distribution what the problem chose.
+_VARY_MIN = 2**-6
 
-    Each copy is allocated first and then filled with a base other than the one last written at
-    any of its addresses, so an address never holds the same values twice in a row whatever the
-    allocator hands out: a cache keyed on addresses or objects returns stale outputs, which the
-    re-check of timed outputs catches. The last copies, and as many outputs (up to the same
-    byte budget), are kept alive so the calls spread over many places in memory.
+
+def vary(args: Sequence[Any], seed: int, call: int) -> list[Any]:
+    """Scale every floating input elementwise by 1 + noise, in place, reproducibly.
+
+    The noise depends only on (seed, call, input position), never on where a tensor lives, so
+    the reference process rebuilds a kept call's exact inputs from its base. Integer inputs
+    (indices, routing, block tables) stay: they are structure the problem fixed.
+    """
+    for position, value in enumerate(args):
+        floating = isinstance(value, torch.Tensor) and value.is_floating_point()
+        if not floating or not value.numel():
+            continue
+        generator = torch.Generator(device=value.device)
+        generator.manual_seed((seed * 1_000_003 + call * 1_009 + position) % 2**63)
+        noise = torch.rand(value.shape, generator=generator, device=value.device)
+        size = max(_VARY_MIN, 2 * torch.finfo(value.dtype).eps)
+        value.copy_(value.float() * (1.0 + size * (2.0 * noise - 1.0)))
+    return list(args)
+
+
+class _Ring:
+    """Input slots that the calls rotate through: call i gets slot i % slots, refilled with a
+    base's values (varied by `vary` when a seed is set) before the call.
+
+    Addresses and tensor objects repeat every `slots` calls, each time holding new contents: a
+    base other than the one the slot held last, and with a seed values no call saw before. A
+    cache keyed on addresses, objects or contents therefore returns stale outputs, which the
+    re-check of the timed calls' outputs catches. With a byte budget there are more slots, and
+    as many outputs kept alive, so the calls spread over many places in memory.
     """
 
     MAX_SLOTS = 64
 
-    def __init__(self, bases: Sequence[Sequence[Any]], spread_bytes: int = 0):
+    def __init__(
+        self, bases: Sequence[Sequence[Any]], spread_bytes: int = 0, vary_seed: int | None = None
+    ):
         self.bases = bases
         self.spread_bytes = spread_bytes
+        self.vary_seed = vary_seed
         self.slots = len(bases) + 1
         per_call = _tensor_bytes(bases[0]) if bases else 0
         if spread_bytes and per_call:
             self.slots = max(self.slots, min(self.MAX_SLOTS, spread_bytes // per_call))
-        self.alive: deque[list[Any]] = deque(maxlen=self.slots)
+        self.buffers: list[list[Any] | None] = [None] * self.slots
+        self.last_base: list[int | None] = [None] * self.slots
         self.outputs: deque[Any] | None = None if spread_bytes else deque(maxlen=0)
-        self.last_base: dict[int, int] = {}  # address -> base whose values were written there
 
     def next(self, i: int) -> tuple[int, list[Any]]:
-        preferred = i % len(self.bases)
-        shells = [
-            torch.empty_like(a) if isinstance(a, torch.Tensor) else a for a in self.bases[preferred]
-        ]
-        addresses = [a.data_ptr() for a in shells if isinstance(a, torch.Tensor) and a.numel()]
-        base = self._base_for(addresses, preferred)
+        slot = i % self.slots
+        base = i % len(self.bases)
+        if base == self.last_base[slot]:
+            base = (base + 1) % len(self.bases)
+        if self.buffers[slot] is None:
+            self.buffers[slot] = [
+                torch.empty_like(a) if isinstance(a, torch.Tensor) else a for a in self.bases[base]
+            ]
         args = [
             shell.copy_(value) if isinstance(shell, torch.Tensor) else value
-            for shell, value in zip(shells, self.bases[base], strict=True)
+            for shell, value in zip(self.buffers[slot], self.bases[base], strict=True)
         ]
-        for address in addresses:
-            self.last_base[address] = base
-        self.alive.append(args)
+        self.last_base[slot] = base
+        if self.vary_seed is not None:
+            vary(args, self.vary_seed, i)
         return base, args
-
-    def _base_for(self, addresses: list[int], preferred: int) -> int:
-        """The first base from `preferred` on that none of `addresses` held last; else the one
-        fewest of them held."""
-        count = len(self.bases)
-        order = [(preferred + step) % count for step in range(count)]
-        return min(order, key=lambda b: sum(self.last_base.get(a) == b for a in addresses))
 
     def hold(self, out: Any) -> None:
         """Keep an output alive so the next call's output lands somewhere else too."""
@@ -163,20 +198,30 @@ def measure(
     *,
     device: str,
     settings: Settings,
+    launches: Callable[[], int] | None = None,
 ) -> Samples:
     """Time `call` until the mean's relative standard error reaches the target or the cap.
 
     The host work between samples is O(1) (a running mean and variance, not a recomputed
     `statistics.stdev`, which costs milliseconds over thousands of samples): a long idle gap
     between two short calls lets the GPU lower its clocks mid-measurement.
+
+    `launches`, where given, returns a running count of the solution's own kernel launches; its
+    growth over each sample is recorded in `Samples.own_launches`.
     """
-    ring = _Ring(bases, settings.spread_bytes if device == "cuda" else 0)
+    spread = settings.spread_bytes if device == "cuda" else 0
+    ring = _Ring(bases, spread, settings.vary_seed)
     clock = (
         _CudaClock(settings.flush_bytes, settings.hold_cycles) if device == "cuda" else _HostClock()
     )
     samples = Samples()
     running = _Running()
     keep = min(2, len(bases))  # consecutive calls use different bases and ring slots
+    # Varied timing goes on until every slot has been refilled, so the kept calls reuse
+    # addresses (with new contents): what a cache keyed on them would get wrong.
+    min_samples = settings.min_samples
+    if settings.vary_seed is not None:
+        min_samples = max(min_samples, ring.slots + keep)
     warmup_s = settings.warmup_s if device == "cuda" else 0.0
     with _no_grad():
         started = _perf_counter()
@@ -185,16 +230,22 @@ def measure(
             clock.time(call, ring.next(i)[1])
             i += 1
         started = _perf_counter()
-        for i in range(settings.max_samples):
+        for _ in range(settings.max_samples):
             base, args = ring.next(i)
+            before = launches() if launches else 0
             event, host, span, out = clock.time(call, args)
+            if launches:
+                samples.own_launches.append(launches() - before)
             samples.event_ms.append(event)
             samples.host_ms.append(host)
             samples.span_ms.append(span)
-            samples.kept = [*samples.kept, (base, out)][-keep:]
+            samples.kept = [*samples.kept, (base, i, out)][-keep:]
+            i += 1
             ring.hold(out)
             running.add(event)
-            if _converged(running, settings, _perf_counter() - started):
+            if running.n >= min_samples and _converged(
+                running, settings, _perf_counter() - started
+            ):
                 break
     return samples
 

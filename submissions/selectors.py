@@ -194,6 +194,16 @@ class EvaluationReport:
     gates: list[PublicGate]
     shapes: list[PublicShape]
 
+    @property
+    def compares_library(self) -> bool:
+        """Whether a column of speedups over the library's implementation has anything in it."""
+        return any(shape.speedup_library is not None for shape in self.shapes)
+
+    @property
+    def compares_starter(self) -> bool:
+        """Whether a column of speedups over a kernel-to-kernel problem's starter has anything."""
+        return any(shape.speedup_starter is not None for shape in self.shapes)
+
 
 def evaluation_reports(run: Run) -> list[EvaluationReport]:
     """Each evaluation of the run, newest first, as the public may see it."""

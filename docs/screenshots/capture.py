@@ -5,8 +5,9 @@ Against a dev server filled with the synthetic history::
     python manage.py demo_history && python manage.py runserver 127.0.0.1:8000
     python docs/screenshots/capture.py http://127.0.0.1:8000 [NAME=PATH ...]
 
-It writes one PNG per page type beside this file; the run page is found by following a matrix
-cell, as a visitor would. NAME=PATH pairs add pages (say, a run graded twice, for its history).
+It writes one PNG per page type beside this file; the run page is found by following the best
+run of a kernel-to-kernel problem (softmax: its starter comparison shows), as a visitor would.
+NAME=PATH pairs add pages (say, a run graded twice, for its history).
 """
 
 import sys
@@ -26,7 +27,7 @@ PAGES = [
     ("matrix", "/boards/h100-sxm/matrix/"),
     ("charts", "/boards/h100-sxm/charts/"),
     ("problem-index", "/problems/"),
-    ("problem", "/problems/softmax/"),
+    ("problem", "/problems/fp8_gemm/"),  # a library line in its roofline
     ("problem-cpu", "/problems/softmax/?hardware=cpu"),
     ("model-index", "/models/"),
     ("model", "/models/claude-sonnet-4-5/"),
@@ -42,8 +43,8 @@ def capture(base: str, extra: list[tuple[str, str]]) -> list[Path]:
         page = browser.new_page(viewport={"width": 1360, "height": 900})
         for name, path in PAGES + extra:
             written.append(_shot(page, base + path, name))
-        page.goto(base + "/boards/h100-sxm/matrix/")
-        page.locator("td.cell.score a").first.click()
+        page.goto(base + "/problems/softmax/")
+        page.locator("td.num a[href*='/runs/']").first.click()
         page.wait_for_url("**/runs/*/")
         written.append(_shot(page, page.url, "run"))
         browser.close()

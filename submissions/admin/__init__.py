@@ -219,7 +219,7 @@ class EvaluationAdmin(ReadOnlyAdmin):
         "created_at",
         "finished_at",
     ]
-    list_filter = ["status", "verdict", "trigger", "hardware"]
+    list_filter = ["status", "verdict", "starter_quadrant", "trigger", "hardware"]
     list_select_related = ["run", "hardware"]
     search_fields = ["run__uuid", "worker_host", "reason"]
     date_hierarchy = "created_at"

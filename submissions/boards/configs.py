@@ -82,6 +82,13 @@ def run_score(row: dict) -> float:
     return row["headline_evaluation__score"] or 0.0
 
 
+# The problems a board ranks on: the active deck, less problems scored by speedup (an imported
+# KernelBench model, say), whose scores are speedups over eager and cannot be averaged with the
+# peak fractions the other problems score. Their runs keep their run and problem pages.
+RANKED_PROBLEMS = Q(is_active=True) & ~Q(regime="speedup")
+RANKED_RUN_PROBLEMS = Q(problem__is_active=True) & ~Q(problem__regime="speedup")
+
+
 def counted_runs():
     """Runs that count on boards and result pages: published and not invalidated by staff,
     with a headline evaluation made as the protocol requires (trusted), of a problem version
@@ -156,7 +163,7 @@ def config_results(
     hardware it ran on, over the active problems. Three queries whatever the data size: the
     problems, then per configuration, target and problem the database's run totals and best run.
     """
-    problems = list(Problem.objects.filter(is_active=True).values("pk", "slug", "title"))
+    problems = list(Problem.objects.filter(RANKED_PROBLEMS).values("pk", "slug", "title"))
     runs = _runs(model=model, harness=harness)
     bests = {_cell(row): row for row in _best_runs(runs)}
     grouped: dict[str, dict[int, dict[int, dict]]] = defaultdict(lambda: defaultdict(dict))
@@ -185,7 +192,7 @@ def _cell(row: dict) -> tuple:
 
 
 def _runs(*, model: LanguageModel | None, harness: Harness | None):
-    runs = graded_runs().filter(problem__is_active=True).order_by()
+    runs = graded_runs().filter(RANKED_RUN_PROBLEMS).order_by()
     if model is not None:
         runs = runs.filter(language_model=model)
     if harness is not None:

@@ -71,7 +71,7 @@ class RooflinePoint:
     tflops: float
     label: str
     run_uuid: str | None
-    kind: str  # run | eager | compile
+    kind: str  # run, or a REFERENCE_COLUMNS kind
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,14 @@ class Roofline:
     peak_tflops: float | None
     bandwidth_gbps: float | None
     points: list[RooflinePoint]
+
+    @property
+    def library(self) -> bool:
+        return any(point.kind == "library" for point in self.points)
+
+    @property
+    def starter(self) -> bool:
+        return any(point.kind == "starter" for point in self.points)
 
     @property
     def ridge_intensity(self) -> float | None:
@@ -236,8 +244,9 @@ def _front_shapes(rows: list[dict]) -> list[dict]:
     shapes = ShapeResult.objects.filter(
         evaluation_id__in=evaluations, set__in=FRONT_SETS, correct=True, tflops__gt=0, gbps__gt=0
     )
-    columns = ("evaluation_id", "set", "index", "tflops", "gbps", "speedup_eager")
-    return list(shapes.order_by("evaluation_id", "index").values(*columns, "speedup_compile"))
+    columns = ("evaluation_id", "set", "index", "tflops", "gbps")
+    speedups = REFERENCE_COLUMNS.values()
+    return list(shapes.order_by("evaluation_id", "index").values(*columns, *speedups))
 
 
 def _intensity(shape: dict) -> float:
@@ -268,16 +277,27 @@ def _run_point(shape: dict, row: dict, labels: dict) -> RooflinePoint:
     )
 
 
+# The references a roofline draws per shape, and the speedup column each is derived from.
+REFERENCE_COLUMNS = {
+    "eager": "speedup_eager",
+    "compile": "speedup_compile",
+    "library": "speedup_library",
+    "starter": "speedup_starter",
+}
+REFERENCE_NAMES = {"eager": "eager", "compile": "torch.compile", "library": "library"}
+
+
 def _reference_points(shapes: list[dict], labels: dict) -> list[RooflinePoint]:
-    """Eager and torch.compile per shape, at the shape's intensity: each plotted run measured
-    them beside its own kernel (tflops / speedup); the median over those runs."""
+    """The references per shape (eager, torch.compile, the library's implementation and a
+    kernel-to-kernel problem's starter where measured), at the shape's intensity: each plotted
+    run measured them beside its own kernel (tflops / speedup); the median over those runs."""
     by_shape: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for shape in shapes:
         by_shape[shape["set"], shape["index"]].append(shape)
     points = []
     for (shape_set, index), group in sorted(by_shape.items()):
         label = _shape_label(labels, shape_set, index)
-        for kind, column in (("eager", "speedup_eager"), ("compile", "speedup_compile")):
+        for kind, column in REFERENCE_COLUMNS.items():
             point = _reference_point(group, kind, column, label)
             points += [point] if point else []
     return points
@@ -290,7 +310,7 @@ def _reference_point(group: list[dict], kind: str, column: str, label: str) -> R
     return RooflinePoint(
         intensity=median(_intensity(shape) for shape in timed),
         tflops=median(shape["tflops"] / shape[column] for shape in timed),
-        label=f"{'torch.compile' if kind == 'compile' else 'eager'} · {label}",
+        label=f"{REFERENCE_NAMES.get(kind, kind)} · {label}",
         run_uuid=None,
         kind=kind,
     )

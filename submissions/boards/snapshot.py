@@ -173,14 +173,14 @@ def _summary(*, records: Records, config: int, graded: np.ndarray) -> stats.Summ
 def counted_runs(*, hardware_id: int):
     """The runs a board of this hardware counts (see the module's docstring)."""
     return configs.counted_runs().filter(
-        hardware_id=hardware_id, hardware__is_ranked=True, problem__is_active=True
+        configs.RANKED_RUN_PROBLEMS, hardware_id=hardware_id, hardware__is_ranked=True
     )
 
 
 def build_records(*, hardware_id: int) -> Records:
     """The counted runs of one hardware target, read in a fixed number of queries."""
     runs = counted_runs(hardware_id=hardware_id)
-    active = Problem.objects.filter(is_active=True).only("slug", "title", "category")
+    active = Problem.objects.filter(configs.RANKED_PROBLEMS).only("slug", "title", "category")
     problems = list(active.order_by("slug"))
     values = list(
         runs.order_by("created_at", "pk").values(

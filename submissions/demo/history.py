@@ -22,9 +22,10 @@ from runners import scoring
 from runners.schema import GATE_NAMES, EvaluationResult, GateResult, ShapeResult, TimingStats
 from runners.schema import Verdict as V
 from submissions.boards import snapshot
+from submissions.demo.references import compare_with_starter, has_library, has_starter
 from submissions.models import Evaluation, HardwareTarget, Harness, LanguageModel, Problem, Run
 from submissions.models import ShapeResult as ShapeRow
-from submissions.services.evaluations import headline_of
+from submissions.services.evaluations import headline_of, starter_columns
 from submissions.services.registry import seed_registry
 
 MARK = "synthetic"
@@ -82,7 +83,7 @@ DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 # Below this many bytes a kernel is launch-bound and reaches a fraction of bandwidth only.
 FULL_SPEED_BYTES = 2**26
 REGRADE_SHARE = 0.12
-BASELINES = {"cuda": ("eager", "compile", "library"), "cpu": ("eager",)}
+BASELINES = {"cuda": ("eager", "compile", "library", "starter"), "cpu": ("eager",)}
 # On the CPU target a call costs milliseconds under the Triton interpreter, microseconds in eager.
 CPU_CALL_S = 2e-3
 EAGER_CALL_S = 20e-6
@@ -247,7 +248,10 @@ def _cell(persona: Persona, problem: Problem, hardware: HardwareTarget) -> Cell:
     peak = peaks.get(problem.peak_dtype) or peaks.get("fp32") or 1.0
     rng = random.Random(f"intensity:{problem.slug}")
     memory = problem.regime != "compute"
-    intensity = rng.uniform(0.125, 1.25) if memory else rng.uniform(64, 512)
+    # beyond the ridge point a compute-bound kernel sits under the compute roof, not above the
+    # bandwidth roof
+    ridge = peak * 1e3 / bandwidth
+    intensity = rng.uniform(0.125, 1.25) if memory else ridge * rng.uniform(1.5, 4)
     return Cell(persona, problem, hardware, bandwidth, peak, intensity)
 
 
@@ -407,6 +411,7 @@ def _grading(cell, verdict, quality, rng, *, at: datetime, regrade: bool = False
         hidden_score=None if gave_up else result.hidden_score,
         correct_visible=None if gave_up else result.correct_visible,
         correct_hidden=None if gave_up else result.correct_hidden,
+        **({} if gave_up else starter_columns(result)),
         result={} if gave_up else result.to_dict(),
         environment=result.environment,
         engine_version=MARK,
@@ -443,6 +448,7 @@ def _result(cell: Cell, verdict: str, quality: float, rng: random.Random) -> Eva
         cost={"total_s": round(rng.uniform(40, 400), 1)},
     )
     _finish(result)
+    compare_with_starter(cell.problem, result)
     return result
 
 
@@ -603,8 +609,8 @@ def _stats(median_us: float, rng: random.Random) -> TimingStats:
 
 def _baselines(cell: Cell, shape: ShapeResult, rng: random.Random) -> None:
     """The references, the same for every run of a shape give or take the noise: eager,
-    torch.compile and the library's implementation where the problem has one (eager only on
-    the CPU)."""
+    torch.compile, the library's implementation and the starter where the problem has them
+    (eager only on the CPU)."""
     fixed = random.Random(
         f"baseline:{cell.problem.slug}:{cell.hardware.slug}:{shape.set}{shape.index}"
     )
@@ -612,7 +618,8 @@ def _baselines(cell: Cell, shape: ShapeResult, rng: random.Random) -> None:
     fractions = {
         "eager": eager,
         "compile": min(0.9, eager * fixed.uniform(1.3, 1.9)),
-        "library": fixed.uniform(0.6, 0.92) if _has_library(cell.problem) else None,
+        "library": fixed.uniform(0.6, 0.92) if has_library(cell.problem) else None,
+        "starter": eager * fixed.uniform(0.5, 1.2) if has_starter(cell.problem) else None,
     }
     for kind in BASELINES[cell.device]:
         if fractions[kind] is None:
@@ -622,10 +629,6 @@ def _baselines(cell: Cell, shape: ShapeResult, rng: random.Random) -> None:
         stats = _stats(_seconds(cell, shape.params, fraction, overhead_s=overhead) * 1e6, rng)
         setattr(shape, f"baseline_{kind}", stats)
         setattr(shape, f"speedup_{kind}", stats.median_us / shape.time.median_us)
-
-
-def _has_library(problem: Problem) -> bool:
-    return random.Random(f"library:{problem.slug}").random() < 0.75
 
 
 def _label(shape: ShapeResult) -> str:

@@ -39,6 +39,13 @@ class Evaluation(models.Model):
         TIMING_REJECTED = "timing_rejected", "Timing rejected"
         INFRA_ERROR = "infra_error", "Infrastructure error"
 
+    class Quadrant(models.TextChoices):
+        # runners.schema.QUADRANTS: the run's held-out correctness against its starter's
+        BOTH_PASS = "both_pass", "Both pass"
+        REGRESSION = "regression", "Regression vs starter"
+        IMPROVEMENT = "improvement", "Improvement over starter"
+        BOTH_FAIL = "both_fail", "Both fail"
+
     class Trigger(models.TextChoices):
         UPLOAD = "upload", "Upload"
         REEVALUATE = "reevaluate", "Re-evaluation"
@@ -61,6 +68,10 @@ class Evaluation(models.Model):
     hidden_score = models.FloatField(null=True, blank=True)
     correct_visible = models.BooleanField(null=True, blank=True)
     correct_hidden = models.BooleanField(null=True, blank=True)
+    # Kernel-to-kernel problems: the result's StarterComparison (blank and null otherwise).
+    starter_quadrant = models.CharField(max_length=16, choices=Quadrant.choices, blank=True)
+    starter_hidden_correct = models.BooleanField(null=True, blank=True)
+    conditional_hidden_correct = models.FloatField(null=True, blank=True)
     result = models.JSONField(default=dict, blank=True)
     environment = models.JSONField(default=dict, blank=True)
     engine_version = models.CharField(max_length=64, blank=True)
@@ -108,15 +119,22 @@ class Evaluation(models.Model):
 
 
 # What a shape's row holds besides its identity (set, index, params): the one list that the
-# engine's result is mapped through and that the admin, API and pages show.
+# engine's result is mapped through and that the admin, API and pages show. `case` (a held-out
+# shape's kind: edge, scale-up...) and `scored` describe a shape without giving its sizes away,
+# so they stay public where params are redacted.
 SHAPE_MEASURES = (
+    "case",
+    "scored",
     "correct",
+    "starter_correct",
     "median_us",
     "tflops",
     "gbps",
     "peak_fraction",
     "speedup_eager",
     "speedup_compile",
+    "speedup_library",
+    "speedup_starter",
     "max_abs_err",
     "max_rel_err",
     "error",
@@ -135,13 +153,19 @@ class ShapeResult(models.Model):
     set = models.CharField(max_length=8, choices=Set.choices)
     index = models.PositiveIntegerField()
     params = models.JSONField(default=dict, blank=True)
+    case = models.CharField(max_length=64, blank=True)
+    # False: a held-out shape too small to time meaningfully, graded for correctness only.
+    scored = models.BooleanField(null=True, blank=True)
     correct = models.BooleanField(null=True, blank=True)
+    starter_correct = models.BooleanField(null=True, blank=True)
     median_us = models.FloatField(null=True, blank=True)
     tflops = models.FloatField(null=True, blank=True)
     gbps = models.FloatField(null=True, blank=True)
     peak_fraction = models.FloatField(null=True, blank=True)
     speedup_eager = models.FloatField(null=True, blank=True)
     speedup_compile = models.FloatField(null=True, blank=True)
+    speedup_library = models.FloatField(null=True, blank=True)
+    speedup_starter = models.FloatField(null=True, blank=True)
     max_abs_err = models.FloatField(null=True, blank=True)
     max_rel_err = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
@@ -162,6 +186,7 @@ class ShapeResult(models.Model):
         measures = {name: getattr(shape, name, None) for name in SHAPE_MEASURES}
         measures["median_us"] = shape.time.median_us if shape.time else None
         measures["error"] = shape.error or ""
+        measures["case"] = (shape.case or "")[:64]  # a label such as "edge", never refused
         return cls(
             evaluation_id=evaluation_id,
             set=shape.set,
@@ -172,8 +197,10 @@ class ShapeResult(models.Model):
 
 
 class BaselineTiming(models.Model):
-    """Reference (eager and torch.compile) timings cached per shape, GPU model, torch and the
-    engine's timing protocol (``runners.timing.PROTOCOL``)."""
+    """Reference timings (``runners.schema.BASELINE_KINDS``: eager, torch.compile, the library's
+    implementation, a kernel-to-kernel problem's starter) cached per shape, GPU model, torch and
+    the engine's timing protocol (``runners.timing.PROTOCOL``), with whether the starter is
+    correct on the shape."""
 
     problem_version = models.CharField(max_length=64)
     shape_key = models.CharField(max_length=500)
@@ -182,6 +209,9 @@ class BaselineTiming(models.Model):
     timing_protocol = models.PositiveSmallIntegerField(default=1, db_default=1)
     eager = models.JSONField(null=True, blank=True)
     compile = models.JSONField(null=True, blank=True)
+    library = models.JSONField(null=True, blank=True)
+    starter = models.JSONField(null=True, blank=True)
+    starter_correct = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -95,6 +95,19 @@ class Problem(models.Model):
     def __str__(self) -> str:
         return self.slug
 
+    @property
+    def regime_label(self) -> str:
+        """How the problem's peak fraction is measured (runners.problem.REGIMES), in words."""
+        return REGIME_LABELS.get(self.regime, self.regime)
+
+
+REGIME_LABELS = {
+    "compute": "compute-bound",
+    "memory": "memory-bound",
+    "roofline": "compute- or memory-bound by shape (roofline)",
+    "speedup": "scored by speedup",
+}
+
 
 class ModelPrice(models.Model):
     """A language model's list price from a date on; the latest one in force prices a run."""

@@ -187,6 +187,8 @@ def run_path(run_uuid: str | None) -> str | None:
 REFERENCE_MARKERS = {
     "eager": ("eager", "diamond", "#5b6673"),
     "compile": ("torch.compile", "square", "#e67700"),
+    "library": ("library (cuBLAS, SDPA...)", "star", "#2b8a3e"),
+    "starter": ("starter", "triangle-up", "#862e9c"),
 }
 
 

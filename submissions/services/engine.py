@@ -18,7 +18,14 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from runners.schema import BaselineKey, EvaluationResult, Verdict, parse_baseline_key
+from runners.schema import (
+    BASELINE_KINDS,
+    BaselineKey,
+    EvaluationResult,
+    ShapeResult,
+    Verdict,
+    parse_baseline_key,
+)
 from submissions.models import BaselineTiming, Evaluation, HardwareTarget
 
 logger = logging.getLogger(__name__)
@@ -138,12 +145,18 @@ def _die_with_parent() -> None:
 
 
 def cached_baselines(*, problem_version: str) -> dict[str, dict]:
-    """Reference timings for this problem version, keyed by baseline_key.
+    """Reference timings for this problem version, keyed by baseline_key: each entry holds a
+    TimingStats dict (or None) per ``BASELINE_KINDS`` and ``starter_correct``.
 
     The engine picks the keys of its own GPU model and torch version, which it alone knows.
     """
     rows = BaselineTiming.objects.filter(problem_version=problem_version)
-    return {_key(row): {"eager": row.eager, "compile": row.compile} for row in rows}
+    return {_key(row): _entry(row) for row in rows}
+
+
+def _entry(row: BaselineTiming) -> dict:
+    timings = {kind: getattr(row, kind) for kind in BASELINE_KINDS}
+    return timings | {"starter_correct": row.starter_correct}
 
 
 def _key(row: BaselineTiming) -> str:
@@ -172,13 +185,15 @@ def store_baselines(result: EvaluationResult) -> int:
             gpu_model=key.gpu,
             torch_version=key.torch_version,
             timing_protocol=key.protocol,
-            defaults={
-                "eager": _as_dict(shape.baseline_eager),
-                "compile": _as_dict(shape.baseline_compile),
-            },
+            defaults=_stored(shape),
         )
         stored += 1
     return stored
+
+
+def _stored(shape: ShapeResult) -> dict:
+    timings = {kind: _as_dict(getattr(shape, f"baseline_{kind}")) for kind in BASELINE_KINDS}
+    return timings | {"starter_correct": shape.starter_correct}
 
 
 def _as_dict(stats) -> dict | None:

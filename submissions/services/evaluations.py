@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from runners.schema import EvaluationResult, Verdict
+from runners.schema import EvaluationResult, StarterComparison, Verdict
 from submissions.models import Evaluation, HardwareTarget, Run, ShapeResult, Solution
 from submissions.services import engine, integrity, queue
 
@@ -160,6 +160,7 @@ def record_result(claim: Claim, result: EvaluationResult) -> bool:
             hidden_score=result.hidden_score,
             correct_visible=result.correct_visible,
             correct_hidden=result.correct_hidden,
+            **starter_columns(result),
             result=result.to_dict(),
             environment=result.environment,
             engine_version=result.engine_version,
@@ -174,6 +175,16 @@ def record_result(claim: Claim, result: EvaluationResult) -> bool:
         _refresh_for(claim.evaluation_id)
     logger.info("evaluation %s graded: %s", claim.evaluation_id, result.verdict)
     return True
+
+
+def starter_columns(result: EvaluationResult) -> dict:
+    """The kernel-to-kernel comparison with the starter, as the run page and API show it."""
+    starter = result.starter or StarterComparison()
+    return {
+        "starter_quadrant": starter.quadrant or "",
+        "starter_hidden_correct": starter.starter_hidden_correct,
+        "conditional_hidden_correct": starter.conditional_hidden_correct,
+    }
 
 
 def release_after_failure(claim: Claim, *, reason: str) -> None:

@@ -32,6 +32,24 @@ def test_only_published_runs_on_ranked_hardware_and_active_problems_with_a_headl
     assert [problem.slug for problem in records.problems] == ["gemm", "softmax"]
 
 
+def test_problems_scored_by_speedup_stay_off_the_board_and_its_configurations(arena, grade):
+    # An imported KernelBench model scores a speedup over eager, not a peak fraction: averaging
+    # the two would let one such problem decide the ranking.
+    from submissions.boards.configs import config_results
+    from tests.factories import make_problem
+
+    arena.kb = make_problem("kb-l1-19-relu", regime="speedup")
+    counted = grade()
+    grade(problem="kb", score=42.0)
+
+    records = records_of(arena)
+
+    assert records.runs.uuid.tolist() == [str(counted.uuid)]
+    assert [problem.slug for problem in records.problems] == ["gemm", "softmax"]
+    (h100,) = config_results(model=arena.gpt)[0].hardware
+    assert h100.runs == 1 and [best.problem_slug for best in h100.best] == ["gemm", "softmax"]
+
+
 def test_an_unranked_target_has_an_empty_board(arena, grade):
     grade(hardware="a100")
 

@@ -191,3 +191,26 @@ def test_the_commands_refuse_without_a_problem_deck(db):
         call_command("demo_history")
     with pytest.raises(CommandError, match="sync_problems"):
         call_command("bench_data", runs=5)
+
+
+def test_library_and_starter_references_appear_only_where_the_problem_has_them(db):
+    make_problem("topk", visible_count=2, visible_shapes=SHAPES)  # the deck's has a Library
+    starter = make_problem(
+        "layernorm_triton", category="triton-to-triton", visible_count=2, visible_shapes=SHAPES
+    )
+    write_history(runs_per_cell=1)
+
+    gpu = ShapeResult.objects.filter(evaluation__verdict="ok", evaluation__hardware__device="cuda")
+    topk, kernel = (
+        gpu.filter(evaluation__run__problem__slug="topk"),
+        gpu.exclude(evaluation__run__problem__slug="topk"),
+    )
+    assert all(shape.speedup_library and shape.speedup_starter is None for shape in topk)
+    assert all(shape.speedup_starter and shape.speedup_library is None for shape in kernel)
+    compared = Evaluation.objects.exclude(starter_quadrant="")
+    assert set(compared.values_list("run__problem", flat=True)) == {starter.pk}
+    for evaluation in compared:
+        quadrant = {True: "both_pass", False: "regression"}
+        if not evaluation.starter_hidden_correct:
+            quadrant = {True: "improvement", False: "both_fail"}
+        assert evaluation.starter_quadrant == quadrant[evaluation.correct_hidden]

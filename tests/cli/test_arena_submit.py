@@ -166,7 +166,7 @@ def test_the_environment_overrides_the_config_file(
 
 
 def _claude_layout(folder: Path) -> None:
-    source = SAMPLES / "claude-subagents-folder-e9fb405b"
+    source = SAMPLES / "claude-subagents-folder-handwritten"
     shutil.copytree(source, folder, dirs_exist_ok=True)
 
 
@@ -184,12 +184,12 @@ SAMPLE_LAYOUTS = {
     ),
     "codex-rollout": (
         "codex-cli",
-        lambda f: shutil.copy(next(SAMPLES.glob("rollout-*.jsonl")), f),
+        lambda f: shutil.copy(SAMPLES / "codex-rollout-handwritten.jsonl", f),
         1,
     ),
     "gemini": (
         "gemini-cli",
-        lambda f: shutil.copy(next(SAMPLES.glob("gemini-session-*.json")), f),
+        lambda f: shutil.copy(SAMPLES / "gemini-chat-file-ops-handwritten.json", f),
         1,
     ),
 }

@@ -61,27 +61,32 @@ def test_versions_carry_turn_tokens_and_wall_time_so_far():
 
 def test_a_write_then_an_edit_in_the_claude_agent_beside_sample():
     files = session_files_for(
-        SAMPLES / "claude-agent-beside-4c2ddfdc" / "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+        SAMPLES / "claude-agent-beside-handwritten" / "3e8b51d2-6a47-4c09-b1f3-9d0e2c4a6b85.jsonl"
     )
-    first, second = rebuild_lineage(parse_files(files), target="hello.py").versions
-    hello = 'def main():\n    print("Hello, World!")\n\nif __name__ == "__main__":\n    main()\n'
-    assert first.content == "#!/usr/bin/env python3\n\n" + hello
-    assert second.content == "#!/usr/bin/env python3\n\n# Simple hello world program\n" + hello
+    first, second = rebuild_lineage(parse_files(files), target="greet.py").versions
+    body = (
+        "\nimport sys\n\n\ndef greet(name):\n"
+        '    return f"Good morning, {name}."\n\n\nif __name__ == "__main__":\n'
+        '    print(greet(sys.argv[1] if len(sys.argv) > 1 else "there"))\n'
+    )
+    comment = "# Prints a greeting for the name given on the command line.\n"
+    assert first.content == "#!/usr/bin/env python3\n" + body
+    assert second.content == "#!/usr/bin/env python3\n" + comment + body
 
 
 def test_gemini_write_file_calls_are_three_versions():
-    sample = next(SAMPLES.glob("gemini-session-*.json"))
-    versions = rebuild_lineage(parse_files([sample]), target="hello.md").versions
+    sample = SAMPLES / "gemini-chat-file-ops-handwritten.json"
+    versions = rebuild_lineage(parse_files([sample]), target="notes.md").versions
     assert [v.content.splitlines()[:2] for v in versions] == [
-        ["# Hello World"],
-        ["# Hello World", "The quick brown fox jumps over the lazy dog."],
-        ["# Hello World", "Sphinx of black quartz, judge my vow."],
+        ["# Tuning notes"],
+        ["# Tuning notes", "BLOCK is the next power of two at or above n_cols."],
+        ["# Tuning notes", "num_warps goes from 4 to 8 once BLOCK reaches 2048 (softmax only)."],
     ]
 
 
 def test_a_codex_patch_of_a_file_never_seen_whole_is_an_unknown_version():
-    sample = next(SAMPLES.glob("rollout-*.jsonl"))
-    lineage = rebuild_lineage(parse_files([sample]), target="codemie-code.plugin.ts")
+    sample = SAMPLES / "codex-rollout-handwritten.jsonl"
+    lineage = rebuild_lineage(parse_files([sample]), target="layernorm.py")
     [version] = lineage.versions
     assert (version.how, version.content, version.tool) == ("patch", None, "apply_patch")
     assert check_final(lineage, "anything").status == "unknown"

@@ -29,6 +29,14 @@ HARD = (
     "topk",
     "w4a16_gemm",
 )
+# The kernel-to-kernel problems (their own checks: test_kernel_tracks.py).
+STARTED = (
+    "attention_triton",
+    "block_reduce_cuda",
+    "layernorm_triton",
+    "swiglu_gemm_triton",
+    "transpose_cuda",
+)
 FAILS_VISIBLE = ("all_zero", "lower_precision")
 CONTROLS = [(slug, name, Verdict.INCORRECT) for slug in HARD for name in FAILS_VISIBLE]
 CONTROLS += [(slug, "hardcoded", Verdict.INCORRECT_HIDDEN) for slug in HARD]
@@ -58,8 +66,8 @@ def smallest_hidden(problem) -> dict[str, int]:
     return min(problem.hidden, key=problem.bytes)
 
 
-def test_the_deck_holds_the_warm_ups_and_the_hard_problems():
-    assert {p.slug for p in list_problems()} == {"rmsnorm", "softmax", "row_sum", *HARD}
+def test_the_deck_holds_the_warm_ups_the_hard_and_the_kernel_to_kernel_problems():
+    assert {p.slug for p in list_problems()} == {"rmsnorm", "softmax", "row_sum", *HARD, *STARTED}
 
 
 @pytest.mark.parametrize("slug", HARD)
@@ -76,7 +84,7 @@ def test_hard_problem_meets_the_format(slug):
         assert problem.flops(shape) > 0 and problem.bytes(shape) > 0
 
 
-@pytest.mark.parametrize("slug", HARD)
+@pytest.mark.parametrize("slug", HARD + STARTED)
 def test_seeds_change_the_inputs_but_not_their_shapes(slug):
     problem = load_problem(slug)
     for shape in [*problem.smoke, smallest_hidden(problem)]:
@@ -195,7 +203,7 @@ def held_out_values(problem) -> set[int]:
     return {v for v in hidden - shown if v >= 100} | set(problem.hidden_seeds)
 
 
-@pytest.mark.parametrize("slug", HARD)
+@pytest.mark.parametrize("slug", HARD + STARTED)
 def test_pack_and_listing_reveal_nothing_held_out(tmp_path, slug):
     problem = load_problem(slug)
     write_pack(problem, tmp_path / "pack")

@@ -10,7 +10,7 @@ from engine_support import FAST_LIMITS, HERE, RUNTIME, TINY, grade_tiny, run_bou
 
 from runners.evaluate import evaluate
 from runners.hardware import CPU, peak_fraction
-from runners.problem import list_problems, load_problem
+from runners.problem import STARTER_CATEGORIES, list_problems, load_problem
 from runners.schema import GATE_NAMES, EvaluationResult, TimingStats, Verdict, baseline_key
 from runners.scoring import geomean
 
@@ -59,7 +59,10 @@ def assert_honest_cpu_figures(result: EvaluationResult, problem) -> None:
     assert all(s.time is None for s in result.shapes if s.set == "hidden")
     assert result.environment["hardware"] == "cpu"
     assert "declared CPU roofline" in result.gate("score").reason
-    assert result.cost["baselines_s"] < 2.0  # CI grades on CPU many times
+    # CI grades on CPU many times; a kernel-to-kernel problem also times its starter, a naive
+    # kernel that the Triton interpreter runs far slower than the eager reference.
+    budget_s = 8.0 if problem.category in STARTER_CATEGORIES else 2.0
+    assert result.cost["baselines_s"] < budget_s
 
 
 def test_cpu_times_its_own_eager_reference_and_ignores_cached_timings():
@@ -186,7 +189,8 @@ def test_cli_reads_cached_baselines_from_an_earlier_result(tmp_path: Path):
     }
     path = tmp_path / "earlier.json"
     path.write_text(json.dumps(earlier))
-    assert read_baselines(path) == {"k": {"eager": {"median_us": 1.0}, "compile": None}}
+    unknown = {"library": None, "starter": None, "starter_correct": None}
+    assert read_baselines(path) == {"k": {"eager": {"median_us": 1.0}, "compile": None, **unknown}}
 
 
 def test_cpu_grading_refuses_a_problem_without_smoke_shapes(tmp_path: Path):
@@ -212,19 +216,3 @@ def test_each_short_shape_is_timed_in_every_round(monkeypatch):
     assert performance.details["settings"]["rounds"] == 2
     timed = [s for s in result.shapes if s.time]
     assert timed and all(s.time.rounds == 2 and s.time.n >= 2 * 3 for s in timed)
-
-
-@pytest.mark.parametrize(
-    ("first_round_us", "settled"),
-    [
-        ([250.0, 250.1, 249.9] * 20, True),  # long and steady: one round is enough
-        ([250.0, 400.0, 150.0] * 20, False),  # long but noisy: more rounds
-        ([20.0, 20.01, 19.99] * 20, False),  # short: every round, however steady
-    ],
-)
-def test_only_long_steady_calls_settle_in_one_round(first_round_us, settled):
-    from runners import performance
-    from runners.timing import Settings
-
-    first_round_ms = [us / 1e3 for us in first_round_us]
-    assert performance._settled_in_one_round(first_round_ms, Settings()) is settled

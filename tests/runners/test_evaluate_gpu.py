@@ -26,3 +26,28 @@ def test_work_escaping_to_a_side_stream_is_rejected():
     result = grade_tiny("side_stream", static=False, device="cuda")
     assert result.verdict == Verdict.TIMING_REJECTED, result.reason
     assert "side streams" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("cheat", "reason"),
+    [
+        ("pointer_cache", "outputs of timed calls are wrong"),
+        ("content_cache", "outputs of timed calls are wrong"),
+        ("kernel_unused", "launched none of the solution's Triton kernels"),
+        ("kernel_unused_cuda", "ran none of the solution's kernels"),
+    ],
+)
+def test_caches_and_unused_kernels_are_rejected_by_design(cheat, reason):
+    # Plenty of GPU memory is left: what stops the caches is the re-check of timed outputs on
+    # varied inputs at reused addresses, not running out of memory.
+    result = grade_tiny(cheat, device="cuda")
+    assert result.correct_visible and result.correct_hidden
+    assert result.verdict == Verdict.TIMING_REJECTED, result.reason
+    assert reason in result.reason
+
+
+@pytest.mark.parametrize("control", ["honest", "kernel_honest", "kernel_honest_cuda"])
+def test_honest_controls_of_the_launch_check_pass(control):
+    result = grade_tiny(control, device="cuda")
+    assert result.verdict == Verdict.OK, result.reason
+    assert not result.gate("performance").details.get("profiler_errors")

@@ -97,3 +97,35 @@ def test_candidate_sees_no_secret_and_no_hidden_file(monkeypatch):
     result = grade_tiny("reads_secrets", static=False)
     assert result.verdict == Verdict.OK, result.reason
     assert "do-not-leak-7f3a" not in json.dumps(result.to_dict())
+
+
+def test_a_cache_keyed_on_input_addresses_returns_stale_outputs_and_is_rejected():
+    # Both correctness gates pass (each input set is new there); the timed calls' varied inputs
+    # land on addresses seen before with new contents, and the re-check of their outputs
+    # against the reference's for those exact inputs fails. No memory limit is involved.
+    result = grade_tiny("pointer_cache")
+    assert result.correct_visible and result.correct_hidden
+    assert result.verdict == Verdict.TIMING_REJECTED, result.reason
+    assert "outputs of timed calls are wrong" in result.reason
+
+
+def test_a_cache_keyed_on_a_content_fingerprint_is_rejected():
+    result = grade_tiny("content_cache")
+    assert result.correct_visible and result.correct_hidden
+    assert result.verdict == Verdict.TIMING_REJECTED, result.reason
+    assert "outputs of timed calls are wrong" in result.reason
+
+
+def test_a_kernel_that_never_runs_is_rejected_and_its_honest_twin_passes():
+    cheat = grade_tiny("kernel_unused")
+    assert cheat.correct_visible and cheat.correct_hidden  # the PyTorch fallback is right
+    assert cheat.verdict == Verdict.TIMING_REJECTED, cheat.reason
+    assert "launched none of the solution's Triton kernels (tanh_kernel)" in cheat.reason
+    honest = grade_tiny("kernel_honest")
+    assert honest.verdict == Verdict.OK, honest.reason
+
+
+def test_importing_the_harness_or_the_profiler_is_forbidden():
+    for source in ("import runners.launches", "from torch.profiler import profile"):
+        report = check_source(source, forbidden=[])
+        assert report.verdict == "forbidden" and "[patching]" in report.reason

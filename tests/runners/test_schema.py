@@ -11,6 +11,7 @@ from runners.schema import (
     GateResult,
     ProblemInfo,
     ShapeResult,
+    StarterComparison,
     TimingStats,
     Verdict,
     baseline_key,
@@ -63,6 +64,29 @@ def test_result_survives_a_json_round_trip():
     assert again == result
     assert isinstance(again.shapes[0].time, TimingStats)
     assert again.gate("static").details == {"hits": []}
+
+
+def test_a_kernel_to_kernel_result_round_trips_its_starter_fields():
+    result = make_result()
+    stats = result.shapes[0].time
+    held_out = ShapeResult(set="hidden", index=0, params={"rows": 9}, correct=False)
+    held_out.baseline_starter, held_out.speedup_starter = stats, 1.0
+    held_out.starter_correct = True
+    result.shapes.append(held_out)
+    result.starter = StarterComparison(
+        starter_hidden_correct=True, quadrant="regression", conditional_hidden_correct=0.5
+    )
+    again = EvaluationResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again == result
+    assert isinstance(again.starter, StarterComparison)
+    assert isinstance(again.shapes[1].baseline_starter, TimingStats)
+    assert again.shapes[1].starter_correct is True
+
+
+def test_a_result_without_a_starter_reads_back_with_none():
+    data = make_result().to_dict()
+    del data["starter"]  # an engine from before kernel-to-kernel problems
+    assert EvaluationResult.from_dict(data).starter is None
 
 
 def test_reader_ignores_fields_from_a_newer_engine():

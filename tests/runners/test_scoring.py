@@ -122,7 +122,7 @@ def test_host_clock_samples_until_the_cap():
     settings = timing.Settings(warmup=1, min_samples=3, max_samples=6, cap_s=0.0)
     samples = timing.measure(lambda args: args[0] + 1, [[1], [2]], device="cpu", settings=settings)
     assert len(samples.event_ms) == 3
-    assert [base for base, _ in samples.kept] == [1, 0]
+    assert [(base, call) for base, call, _ in samples.kept] == [(0, 2), (1, 3)]
 
 
 @pytest.mark.parametrize(

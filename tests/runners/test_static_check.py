@@ -14,17 +14,20 @@ def rules(source: str, forbidden=SOFTMAX) -> set[str]:
 
 
 def honest_files() -> list[tuple[str, Path]]:
-    """Honest and overfitted deck solutions (overfitting is no static matter) and starters."""
+    """Honest and overfitted deck solutions (overfitting is no static matter), starters and their
+    copies: all written in their problem's category's language."""
+    names = ("honest.py", "hardcoded.py", "starter_copy.py")
     files = []
     for problem in list_problems():
-        candidates = [SOLUTIONS / problem.slug / name for name in ("honest.py", "hardcoded.py")]
+        candidates = [SOLUTIONS / problem.slug / name for name in names]
         files += [(problem.slug, path) for path in [*candidates, problem.starter_path] if path]
     return [(slug, path) for slug, path in files if path.is_file()]
 
 
 @pytest.mark.parametrize(("slug", "path"), honest_files(), ids=lambda v: str(v)[-30:])
 def test_honest_solutions_and_starters_pass(slug, path):
-    report = check_source(path.read_text(), forbidden=load_problem(slug).forbidden)
+    problem = load_problem(slug)
+    report = check_source(path.read_text(), forbidden=problem.forbidden, category=problem.category)
     assert report.ok, report.reason
     assert (report.verdict, report.hits) == (None, [])
 
@@ -305,3 +308,76 @@ def test_every_hit_is_reported_in_line_order():
 
 def test_image_like_open_calls_are_not_file_writes():
     assert rules("img = Image.open('a.png')\ndata = archive.open('w.txt')", forbidden=()) == set()
+
+
+TRITON_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0)
+"""
+LAUNCH = "\n\nclass ModelNew:\n    def forward(self, x):\n        kernel[(1,)](x, 1, BLOCK=16)\n"
+
+
+def category_report(source: str, category: str):
+    return check_source(source, forbidden=SOFTMAX, category=category)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        TRITON_KERNEL + LAUNCH,
+        TRITON_KERNEL.replace("@triton.jit", "@triton.autotune(configs=[], key=['n'])\n@triton.jit")
+        + LAUNCH,
+        TRITON_KERNEL.replace("import triton\n", "from triton import jit\n").replace(
+            "@triton.jit", "@jit(do_not_specialize=['n'])"
+        )
+        + LAUNCH,
+    ],
+    ids=["jit", "autotuned", "imported-jit"],
+)
+def test_a_launched_triton_kernel_meets_the_triton_category(source):
+    assert category_report(source, "triton-to-triton").ok
+
+
+def test_a_triton_solution_without_a_kernel_fails_its_category():
+    source = "import torch\n\n\nclass ModelNew:\n    def forward(self, x):\n        return x * 2\n"
+    report = category_report(source, "triton-to-triton")
+    assert report.verdict == "forbidden"
+    (hit,) = report.hits
+    assert (hit.rule, hit.line) == ("category", 4)
+    assert "a triton-to-triton solution must define and launch a Triton kernel" in report.reason
+    assert "no @triton.jit function" in report.reason
+
+
+def test_a_triton_kernel_that_is_never_launched_fails_its_category():
+    report = category_report(TRITON_KERNEL + "\n\nclass ModelNew:\n    pass\n", "triton-to-triton")
+    assert [hit.rule for hit in report.hits] == ["category"]
+    assert "never launches kernel as kernel[grid](...)" in report.reason
+
+
+def test_a_cuda_solution_must_build_with_cpp_extension():
+    alias = "from torch.utils import cpp_extension\n\nmodule = cpp_extension.load('m', [])\n"
+    inline = "from torch.utils.cpp_extension import load_inline as build\n\nm = build('m', '')\n"
+    assert category_report(alias, "cuda-to-cuda").ok
+    assert category_report(inline, "cuda-to-cuda").ok
+    report = category_report(TRITON_KERNEL + LAUNCH, "cuda-to-cuda")
+    assert [hit.rule for hit in report.hits] == ["category"]
+    assert "a cuda-to-cuda solution must build its CUDA kernel with" in report.reason
+
+
+def test_pytorch_to_kernel_asks_for_no_language():
+    source = "import torch\n\n\nclass ModelNew:\n    def forward(self, x):\n        return x * 2\n"
+    assert category_report(source, "pytorch-to-kernel").ok
+    assert category_report(source, None).ok
+
+
+def test_a_forbidden_op_is_named_before_the_category():
+    source = "import torch\n\n\nclass ModelNew:\n    def forward(self, x):\n"
+    source += "        return torch.softmax(x, -1)\n"
+    report = category_report(source, "triton-to-triton")
+    assert [hit.rule for hit in report.hits] == ["forbidden_op", "category"]
+    assert "torch.softmax" in report.reason and report.reason.endswith("(and 1 more)")

@@ -60,11 +60,32 @@ def test_ring_keeps_its_slots_of_copies_and_outputs_alive():
     ring = timing._Ring(bases, spread_bytes=16 * 6)
     for i in range(20):
         base, args = ring.next(i)
-        assert base == i % 2 and torch.equal(args[0], bases[base][0])
-        assert args[0] is not bases[base][0]
+        assert torch.equal(args[0], bases[base][0]) and args[0] is not bases[base][0]
+        assert args[0] is ring.buffers[i % ring.slots][0]  # addresses repeat every `slots` calls
         ring.hold(args[0] * 2)
-    assert len(ring.alive) == len(ring.outputs) == ring.slots == 6
-    assert {a[0].data_ptr() for a in ring.alive}.isdisjoint({o.data_ptr() for o in ring.outputs})
+    assert len(ring.outputs) == ring.slots == 6
+    inputs = {buffer[0].data_ptr() for buffer in ring.buffers}
+    assert len(inputs) == 6 and inputs.isdisjoint({o.data_ptr() for o in ring.outputs})
+
+
+def test_varied_calls_never_repeat_contents_and_the_reference_rebuilds_them_exactly():
+    torch.manual_seed(0)
+    # The noise is 2**-6 relative, or two rounding steps of the dtype; rounding adds one step
+    # (fp8's subnormals are coarser still).
+    bounds = {torch.float32: 2**-6 + 1e-6, torch.bfloat16: 2**-6 + 2**-7, torch.float8_e4m3fn: 0.5}
+    for dtype, bound in bounds.items():
+        bases = [[torch.randn(64, 32).to(dtype), torch.arange(8)] for _ in range(3)]
+        ring = timing._Ring(bases, vary_seed=1234)
+        contents = set()
+        for i in range(100):
+            base, args = ring.next(i)
+            contents.add(args[0].view(torch.uint8).numpy().tobytes())
+            assert torch.equal(args[1], bases[base][1])  # integer inputs are structure: kept
+            rebuilt = timing.vary(timing.fresh_copy(bases[base]), 1234, i)
+            assert torch.equal(rebuilt[0].view(torch.uint8), args[0].view(torch.uint8))
+            ratio = args[0].float() / bases[base][0].float()
+            assert (ratio - 1).abs().nan_to_num().max() <= bound  # the distribution stays
+        assert len(contents) == 100, dtype  # a cache keyed on contents never hits
 
 
 def test_an_address_never_holds_the_same_base_twice_in_a_row():

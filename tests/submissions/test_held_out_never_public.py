@@ -24,6 +24,8 @@ def graded_run():
         "worst_index": [4099117],
     }
     hidden |= {"error": "mismatch on batch=4099117", "tflops": 1.0, "gbps": 2.0}
+    # what a held-out shape may show: its kind, whether it is scored, its speedups
+    hidden |= {"case": "scale-up", "scored": False, "speedup_library": 0.9, "starter_correct": True}
     make_evaluation(run, result=result)
     refresh_board(hardware_id=run.hardware_id)
     run.refresh_from_db()
@@ -74,3 +76,13 @@ def test_staff_still_see_the_parameters_in_the_admin(graded_run, admin_client):
     evaluation = graded_run.headline_evaluation
     page = admin_client.get(reverse("admin:submissions_evaluation_change", args=[evaluation.pk]))
     assert "4099117" in page.content.decode()
+
+
+def test_a_held_out_shapes_kind_and_scored_flag_are_shown_without_its_sizes(graded_run, client):
+    page = client.get(reverse("submissions:run-detail", kwargs={"run_id": graded_run.uuid}))
+    api = APIClient().get(reverse("api:run-detail", kwargs={"uuid": graded_run.uuid})).json()
+
+    assert "scale-up" in page.content.decode() and "correctness only" in page.content.decode()
+    hidden = api["latest_evaluation"]["shapes"][1]
+    assert (hidden["params"], hidden["case"], hidden["scored"]) == (None, "scale-up", False)
+    assert graded_run.headline_evaluation.result["shapes"][1]["params"] == SECRET  # staff's copy

@@ -159,68 +159,69 @@ def test_stream_json_result_line_gives_the_reported_totals():
     assert session.events[-1].subtype == "result"
 
 
-# Real session folders (see samples/README.md), counted from the raw files: the main file of
-# e9fb405b (v2.1.7) has 14 tool calls over 11 API messages, its subagents/agent-a485154.jsonl 20
-# tool calls over 6 API messages and one hook_progress record; the Task result records
-# totalDurationMs 349797 and totalTokens 57744, while the agent file's timestamps span 106.5 s.
-FOLDER = SAMPLES / "claude-subagents-folder-e9fb405b"
-FOLDER_MAIN = FOLDER / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
-BESIDE = SAMPLES / "claude-agent-beside-4c2ddfdc"
-BESIDE_MAIN = BESIDE / "4c2ddfdc-b619-4525-8d03-1950fb1b0257.jsonl"
+# Hand-written session folders in Claude Code's layouts (see samples/README.md). The v2.1.7 main
+# file has 7 tool calls over 7 API messages, its subagents/agent-b7c41e2.jsonl 11 tool calls over
+# 5 API messages and one hook_progress record; the Task result records totalDurationMs 349797 and
+# totalTokens 57744 (the agent's last message: 5 + 2,311 + 54,987 + 441), while the agent file's
+# timestamps span 89.4 s.
+FOLDER = SAMPLES / "claude-subagents-folder-handwritten"
+FOLDER_MAIN = FOLDER / "7c2e9a40-1d3b-4f5e-8a6c-2b4d6f8a0c1e.jsonl"
+BESIDE = SAMPLES / "claude-agent-beside-handwritten"
+BESIDE_MAIN = BESIDE / "3e8b51d2-6a47-4c09-b1f3-9d0e2c4a6b85.jsonl"
 
 
-def test_real_subagents_folder_nests_the_agent_under_its_task_call():
+def test_subagents_folder_nests_the_agent_under_its_task_call():
     files = session_files_for(FOLDER_MAIN)
-    assert [p.name for p in files] == [FOLDER_MAIN.name, "agent-a485154.jsonl"]
+    assert [p.name for p in files] == [FOLDER_MAIN.name, "agent-b7c41e2.jsonl"]
     session = parse_files(files)
     (task,) = [e for e in session.events if e.children]
-    assert (task.tool_name, task.call_id) == ("Task", "toolu_bdrk_019PUUtqzQg8U5ogfuyQ7yLV")
+    assert (task.tool_name, task.call_id) == ("Task", "toolu_01fB0eKJkwreHBIgJLVHKtP3")
     (agent,) = task.children
-    assert (agent.agent_id, agent.agent_type) == ("a485154", "solution-architect")
-    assert sum(tool_names(session).values()) == 14
-    assert sum(tool_names(agent).values()) == 20
-    assert session.usage() == Usage(input=537, output=10099, cache_read=223343, cache_write=157962)
-    assert agent.usage() == Usage(input=5233, output=1845, cache_read=91980, cache_write=115531)
+    assert (agent.agent_id, agent.agent_type) == ("b7c41e2", "kernel-reviewer")
+    assert sum(tool_names(session).values()) == 7
+    assert sum(tool_names(agent).values()) == 11
+    assert session.usage() == Usage(input=45, output=1677, cache_read=159770, cache_write=28702)
+    assert agent.usage() == Usage(input=27, output=1475, cache_read=125267, cache_write=24055)
     assert session.warnings == []
 
 
-def test_real_subagent_keeps_the_task_results_own_figures():
+def test_subagent_keeps_the_task_results_own_figures():
     session = parse_files(session_files_for(FOLDER_MAIN))
     (agent,) = next(e for e in session.events if e.children).children
-    assert agent.duration_ms == 349797  # the Task result's, not the file's 106.5 s span
+    assert agent.duration_ms == 349797  # the Task result's, not the file's 89.4 s span
     figures = agent.cli_figures
     assert figures["Task result: toolUseResult.totalDurationMs"] == 349797
     assert figures["Task result: toolUseResult.totalTokens"] == 57744
-    assert figures["Task result: toolUseResult.totalToolUseCount"] == 20
+    assert figures["Task result: toolUseResult.totalToolUseCount"] == 11
 
 
-def test_real_hook_progress_in_a_subagent_file_is_a_hook_as_in_the_main_file():
+def test_hook_progress_in_a_subagent_file_is_a_hook_as_in_the_main_file():
     session = parse_files(session_files_for(FOLDER_MAIN))
     (agent,) = next(e for e in session.events if e.children).children
     assert kinds(agent)[Kind.RAW] == 0
     (hook,) = [e for e in agent.events if e.subtype == "hook"]
-    assert hook.text == "SubagentStop · SubagentStop · codemie hook"
+    assert hook.text == "PostToolUse · PostToolUse:Bash · python3 .claude/hooks/audit.py"
     assert agent.record_counts["progress"] == 1
 
 
-def test_real_agent_files_beside_the_session_are_found_and_kept():
+def test_agent_files_beside_the_session_are_found_and_kept():
     """v2.0.64 writes agent-<id>.jsonl beside the session; these two are warm-up agents that no
     Task call spawned, so they hang at the top level with a warning."""
     files = session_files_for(BESIDE_MAIN)
     assert [p.name for p in files] == [
         BESIDE_MAIN.name,
-        "agent-36541525.jsonl",
-        "agent-50243ee8.jsonl",
+        "agent-5f0a3c71.jsonl",
+        "agent-9d24e6b8.jsonl",
     ]
     session = parse_files(files)
     assert session.record_counts == {"file-history-snapshot": 6, "user": 9, "assistant": 10}
     assert tool_names(session) == {"Write": 3, "Read": 1, "Edit": 1, "Bash": 1}
     holders = [e for e in session.events if e.subtype == "subagent"]
-    assert [c.agent_id for e in holders for c in e.children] == ["36541525", "50243ee8"]
+    assert [c.agent_id for e in holders for c in e.children] == ["5f0a3c71", "9d24e6b8"]
     assert [e.text for e in holders[0].children[0].events if e.kind == Kind.USER] == ["Warmup"]
     assert len(session.warnings) == 2
     edit = next(e for e in session.events if e.tool_name == "Edit")
-    assert edit.diff is not None and "+# Simple hello world program" in edit.diff
+    assert edit.diff is not None and "+# Prints a greeting for the name given" in edit.diff
 
 
 def test_stream_json_keeps_the_result_lines_own_figures_verbatim():

@@ -151,18 +151,19 @@ def test_opencode_edit_keeps_the_tool_diff_and_errors_become_notices():
     assert session.started_at == "2026-02-24T10:46:40.000Z"
 
 
-# A real saved Gemini CLI chat (gemini-3-pro; see samples/README.md). Summed over its messages'
-# own ``tokens``: input 87,418 (cached 62,117 of them), output 1,441, thoughts 2,914, total 91,773.
-GEMINI_REAL = SAMPLES / "gemini-session-2026-01-16T11-01-file-ops-37b7abef.json"
+# A hand-written saved Gemini CLI chat (gemini-3-pro; see samples/README.md). Summed over its
+# messages' own ``tokens``: input 97,015 (cached 84,364 of them), output 473, thoughts 1,727,
+# total 99,215.
+GEMINI_FILE_OPS = SAMPLES / "gemini-chat-file-ops-handwritten.json"
 
 
-def test_real_gemini_saved_chat_counts_and_tokens():
-    assert detect_format(GEMINI_REAL) == "gemini-json"
-    session = parse_files([GEMINI_REAL])
-    assert session.record_counts == {"user": 5, "gemini": 9}
+def test_gemini_saved_chat_counts_and_tokens():
+    assert detect_format(GEMINI_FILE_OPS) == "gemini-json"
+    session = parse_files([GEMINI_FILE_OPS])
+    assert session.record_counts == {"user": 5, "gemini": 11}
     calls = of_kind(session, Kind.TOOL_CALL)
     assert len(calls) == 14 and len(of_kind(session, Kind.TOOL_RESULT)) == 14
     assert sum(e.tool_name == "read_file" for e in calls) == 6
     usage = session.usage()
-    assert usage == Usage(input=87418 - 62117, output=1441 + 2914, cache_read=62117, reasoning=2914)
-    assert usage.total == 91773  # the sum of the messages' own ``total``
+    assert usage == Usage(input=97015 - 84364, output=473 + 1727, cache_read=84364, reasoning=1727)
+    assert usage.total == 99215  # the sum of the messages' own ``total``

@@ -12,9 +12,9 @@ from transcripts.render import render_html
 SAMPLES = Path(__file__).parent / "samples"
 EDITS = SAMPLES / "claude-jsonl-edits-3fe1b6bc.jsonl"
 STREAM = SAMPLES / "claude-stream-json-task-subagent.jsonl"
-ROLLOUT = SAMPLES / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+ROLLOUT = SAMPLES / "codex-rollout-handwritten.jsonl"
 FOLDER_MAIN = (
-    SAMPLES / "claude-subagents-folder-e9fb405b" / "e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    SAMPLES / "claude-subagents-folder-handwritten" / "7c2e9a40-1d3b-4f5e-8a6c-2b4d6f8a0c1e.jsonl"
 )
 DATA_OPEN = '<script type="application/json" id="run-data">'
 

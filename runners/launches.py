@@ -1,0 +1,150 @@
+"""Which of the solution's own kernels ran (hack 24: a kernel written but never called).
+
+Two views, because neither sees everything:
+- Triton launches are counted in Python, for every call: `install` wraps the launch entry of
+  Triton's JIT (and of its CPU interpreter) before the solution is imported, and counts the
+  launches of kernels defined in the solution module.
+- On CUDA, the profiler names the kernels a few calls ran, which covers CUDA kernels built with
+  load_inline that Python never sees launch.
+`defined_kernels` reads the names the solution defines from its source, for the parent to match
+the profiler's names against.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+SOLUTION_MODULE = "solution"
+# A CUDA kernel declared in a source string: `__global__ void name(` (templates allowed).
+_GLOBAL_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?\w+\s+(\w+)\s*[(<]")
+_TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
+
+_count = [0]
+
+
+@dataclass(frozen=True)
+class DefinedKernels:
+    triton: frozenset[str]
+    cuda: frozenset[str]
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self.triton | self.cuda
+
+
+def defined_kernels(source: str) -> DefinedKernels:
+    """Names of Triton kernels (functions decorated with triton.jit, autotune or heuristics)
+    and of CUDA `__global__` functions in string constants. Unparsable source defines none (the
+    static gate reports the syntax error)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return DefinedKernels(frozenset(), frozenset())
+    triton, cuda = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(map(_is_triton, node.decorator_list)):
+            triton.add(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            cuda.update(_GLOBAL_KERNEL.findall(node.value))
+    return DefinedKernels(frozenset(triton), frozenset(cuda))
+
+
+def _is_triton(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name in _TRITON_DECORATORS
+
+
+def names_a_defined_kernel(kernel_name: str, defined: frozenset[str]) -> bool:
+    """Whether a profiler kernel name is one of `defined`: the name itself, its demangled form
+    (`name(float const*, ...)`, `void name<...>`) or its Itanium-mangled form (`_Z14name...`)."""
+    for name in defined:
+        token = rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
+        if re.search(token, kernel_name) or f"{len(name)}{name}" in kernel_name:
+            return True
+    return False
+
+
+def install() -> Callable[[], int] | None:
+    """Count launches of the solution's Triton kernels from now on; the returned function reads
+    the running count. None where Triton is not installed (CUDA-only solutions)."""
+    try:
+        from triton.runtime import interpreter, jit
+    except ImportError:
+        return None
+    for cls in (jit.JITFunction, interpreter.InterpretedFunction):
+        if not getattr(cls.run, "_arena_counted", False):
+            cls.run = _counted(cls.run)
+    return lambda: _count[0]
+
+
+def _counted(run: Callable[..., Any]) -> Callable[..., Any]:
+    def counted_run(self, *args, grid, warmup, **kwargs):
+        launched = run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if not warmup and getattr(self.fn, "__module__", None) == SOLUTION_MODULE:
+            _count[0] += 1  # after the launch: one that raised did not run
+        return launched
+
+    counted_run._arena_counted = True
+    return counted_run
+
+
+def profiled_kernels(call: Callable[[], Any]) -> list[str]:
+    """Names of the CUDA kernels one call ran, as the profiler records them."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    return sorted({event.name for event in prof.events() if _on_device(event)})
+
+
+def _on_device(event: Any) -> bool:
+    device_type = getattr(event, "device_type", None)
+    return getattr(device_type, "name", str(device_type)).upper().endswith("CUDA")
+
+
+def launch_problems(reply: dict[str, Any], defined: DefinedKernels) -> list[str]:
+    """Reasons a timing reply shows calls that ran none of the solution's Triton kernels: when
+    those are all it defines, every timed call must launch one. CUDA kernels, which Python
+    never sees launch, are matched by name in profiled calls instead (`profile_problems`). A
+    solution that defines no kernel is not checked here (the static gate holds kernel-to-kernel
+    tracks to their language)."""
+    if not defined.triton or defined.cuda:
+        return []
+    counts, timed = reply.get("own_launches"), reply.get("event_ms") or []
+    valid = isinstance(counts, list) and all(type(c) is int for c in counts)
+    if not valid or len(counts) != len(timed):
+        return ["the launch counts of the timed calls are missing or malformed"]
+    idle = sum(1 for c in counts if c < 1)
+    if not idle:
+        return []
+    names = ", ".join(sorted(defined.triton))
+    return [
+        f"{idle} of {len(counts)} timed calls launched none of the solution's Triton kernels "
+        f"({names}): a kernel must run in every call"
+    ]
+
+
+def profile_problems(kernels: Any, defined: DefinedKernels) -> list[str]:
+    """Reasons the profiled calls' kernel names show a call that ran none of the solution's."""
+    calls = _listed_names(kernels)
+    if defined.names and not calls:
+        return ["the profiled calls' kernel names are missing"]
+    for ran in calls:
+        if not any(names_a_defined_kernel(name, defined.names) for name in ran):
+            shown = ", ".join(ran[:4]) or "no kernel"
+            return [f"a profiled call ran none of the solution's kernels (it ran {shown})"[:300]]
+    return []
+
+
+def _listed_names(value: Any) -> list[list[str]]:
+    """The profiled calls' kernel names from the candidate's reply, keeping only strings."""
+    if not isinstance(value, list):
+        return []
+    return [[n for n in call if isinstance(n, str)] for call in value if isinstance(call, list)]

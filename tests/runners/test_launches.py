@@ -1,0 +1,73 @@
+"""Which kernels a solution defines, and the checks that one of them ran (hack 24)."""
+
+from runners.launches import (
+    DefinedKernels,
+    defined_kernels,
+    launch_problems,
+    names_a_defined_kernel,
+    profile_problems,
+)
+
+SOURCE = '''
+import triton
+import triton.language as tl
+from triton import jit
+
+@triton.jit
+def plain_kernel(x): pass
+
+@triton.autotune(configs=[], key=[])
+@triton.jit
+def tuned_kernel(x): pass
+
+@jit
+def imported_kernel(x): pass
+
+def helper(x): pass
+
+CUDA = r"""
+__global__ void row_kernel(const float* x) {}
+template <int N> __global__ __launch_bounds__(256) void tiled_kernel(float* y) {}
+"""
+'''
+
+
+def test_defined_kernels_reads_triton_functions_and_cuda_globals():
+    defined = defined_kernels(SOURCE)
+    assert defined.triton == {"plain_kernel", "tuned_kernel", "imported_kernel"}
+    assert defined.cuda == {"row_kernel", "tiled_kernel"}
+    assert defined_kernels("def broken(:") == DefinedKernels(frozenset(), frozenset())
+
+
+def test_profiler_names_match_plain_demangled_and_mangled_forms_only():
+    names = frozenset({"row_kernel"})
+    assert names_a_defined_kernel("row_kernel", names)
+    assert names_a_defined_kernel("row_kernel(float const*, float*, long, long)", names)
+    assert names_a_defined_kernel("void row_kernel<256>(float*)", names)
+    assert names_a_defined_kernel("_Z10row_kernelPKf", names)
+    assert not names_a_defined_kernel("void at::native::big_row_kernel_impl<float>()", names)
+    assert not names_a_defined_kernel("row_kernel2", names)
+
+
+def test_every_timed_call_must_launch_a_triton_kernel():
+    triton_only = DefinedKernels(frozenset({"k"}), frozenset())
+    reply = {"event_ms": [1.0, 1.0, 1.0], "own_launches": [1, 2, 1]}
+    assert launch_problems(reply, triton_only) == []
+    (problem,) = launch_problems(reply | {"own_launches": [1, 0, 1]}, triton_only)
+    assert problem.startswith("1 of 3 timed calls launched none of the solution's Triton kernels")
+    assert launch_problems(reply | {"own_launches": [1]}, triton_only)  # forged or truncated
+    assert launch_problems({"event_ms": [1.0]}, triton_only)
+    # CUDA kernels are checked by the profiler; no kernels at all is the static gate's business.
+    both = DefinedKernels(frozenset({"k"}), frozenset({"c"}))
+    assert launch_problems(reply | {"own_launches": [0, 0, 0]}, both) == []
+    assert launch_problems(reply, DefinedKernels(frozenset(), frozenset())) == []
+
+
+def test_each_profiled_call_must_run_one_of_the_solutions_kernels():
+    defined = DefinedKernels(frozenset({"tanh_kernel"}), frozenset())
+    calls = [["tanh_kernel"], ["void at::fill<float>", "tanh_kernel"]]
+    assert profile_problems(calls, defined) == []
+    (problem,) = profile_problems([["tanh_kernel"], ["void at::exp_kernel<float>"]], defined)
+    assert "ran none of the solution's kernels (it ran void at::exp_kernel<float>)" in problem
+    assert profile_problems("forged", defined) == ["the profiled calls' kernel names are missing"]
+    assert profile_problems([], DefinedKernels(frozenset(), frozenset())) == []
