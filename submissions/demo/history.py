@@ -87,6 +87,11 @@ BASELINES = {"cuda": ("eager", "compile", "library", "starter"), "cpu": ("eager"
 # On the CPU target a call costs milliseconds under the Triton interpreter, microseconds in eager.
 CPU_CALL_S = 2e-3
 EAGER_CALL_S = 20e-6
+# On a GPU a call costs at least its launch: a few microseconds for one kernel, more for an
+# eager reference that launches several. Without it a tiny held-out shape would read 0.01 us.
+GPU_CALL_S = 3e-6
+MAX_FRACTION = 0.97
+EAGER_GPU_CALL_S = 8e-6
 
 
 @dataclass(frozen=True)
@@ -583,9 +588,14 @@ def _seconds(cell: Cell, params: dict, fraction: float, *, overhead_s: float = 0
 
 
 def _time(cell: Cell, shape: ShapeResult, fraction: float, rng: random.Random) -> None:
-    """Fills the timing of a shape run at ``fraction`` of the roofline, and what follows."""
+    """Fills the timing of a shape run at ``fraction`` of the roofline, and what follows. No
+    kernel beats the roofline, whatever the noise drawn for it."""
+    fraction = min(fraction, MAX_FRACTION)
     flops, nbytes = _work(cell, shape.params)
-    overhead = CPU_CALL_S * rng.uniform(0.3, 3) if cell.device == "cpu" else 0.0
+    if cell.device == "cpu":
+        overhead = CPU_CALL_S * rng.uniform(0.3, 3)
+    else:
+        overhead = GPU_CALL_S * rng.uniform(1, 1.5)
     seconds = _seconds(cell, shape.params, fraction, overhead_s=overhead)
     shape.time = _stats(seconds * 1e6, rng)
     shape.tflops = flops / seconds / 1e12
@@ -625,7 +635,7 @@ def _baselines(cell: Cell, shape: ShapeResult, rng: random.Random) -> None:
         if fractions[kind] is None:
             continue
         fraction = _speed(cell, shape.params, fractions[kind]) * rng.uniform(0.98, 1.02)
-        overhead = EAGER_CALL_S if cell.device == "cpu" else 0.0
+        overhead = EAGER_CALL_S if cell.device == "cpu" else EAGER_GPU_CALL_S
         stats = _stats(_seconds(cell, shape.params, fraction, overhead_s=overhead) * 1e6, rng)
         setattr(shape, f"baseline_{kind}", stats)
         setattr(shape, f"speedup_{kind}", stats.median_us / shape.time.median_us)
@@ -692,7 +702,8 @@ def _mark_scored(cell: Cell, shapes: list[ShapeResult]) -> None:
     for shape in _front(shapes):
         shape.scored = True
     for shape in _held_out(shapes) if cell.device == "cuda" else []:
-        shape.scored = scoring.in_visible_regime(_floor_s(cell, shape.params), floors)
+        in_regime = scoring.in_visible_regime(_floor_s(cell, shape.params), floors)
+        shape.scored = in_regime and shape.time.median_us >= scoring.MIN_SCORED_US
 
 
 def _passed(cell, shapes, quality, rng) -> tuple[str, dict]:
