@@ -128,9 +128,14 @@ def vary(args: Sequence[Any], seed: int, call: int) -> list[Any]:
             continue
         generator = torch.Generator(device=value.device)
         generator.manual_seed((seed * 1_000_003 + call * 1_009 + position) % 2**63)
-        noise = torch.rand(value.shape, generator=generator, device=value.device)
+        # One temporary the size of the input in fp32 (fp64 for fp64 inputs), worked in place:
+        # inputs run to gigabytes, and each call of the timing loop varies them.
+        wide = torch.float64 if value.dtype == torch.float64 else torch.float32
+        factor = torch.rand(value.shape, generator=generator, device=value.device, dtype=wide)
         size = max(_VARY_MIN, 2 * torch.finfo(value.dtype).eps)
-        value.copy_(value.float() * (1.0 + size * (2.0 * noise - 1.0)))
+        factor.mul_(2.0 * size).add_(1.0 - size)
+        # fp8 takes part in no arithmetic: widened first (its inputs are a byte an element).
+        value.copy_(factor.mul_(value if value.element_size() > 1 else value.to(wide)))
     return list(args)
 
 
