@@ -522,7 +522,8 @@ def _cached_baselines(path: Path) -> dict[str, Any]:
 
     report = json.loads(path.read_text())
     cached = {}
-    for slug, entry in report["problems"].items():
+    # a deck report keeps them under "problems", the kernel-to-kernel report under "measure"
+    for slug, entry in report.get("problems", report.get("measure", {})).items():
         problem = load_problem(slug)
         if problem.version != entry["version"]:
             continue

@@ -369,6 +369,64 @@ def command_placement_one(args: argparse.Namespace) -> None:
     print(json.dumps(report))
 
 
+HOLD_VARIANTS = (0, 400_000)  # GPU cycles of the spin before the start event (~200 us)
+
+
+def command_hold(args: argparse.Namespace) -> dict:
+    """Between-process spread of the median with and without a hold kernel, timed as the
+    engine times a candidate: its Settings (flush, spread, a round's cap, a fresh vary seed per
+    pass), the launch counter installed before the solution is imported, and each variant
+    timed in 3 passes whose medians are reduced by their median (the engine's rounds)."""
+    runs = []
+    for proc in range(args.procs):
+        command = [sys.executable, __file__, "hold-one", "--problem", args.problem]
+        command += ["--shapes", *args.shapes]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        print(done.stderr[-2000:], flush=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(proc, runs[-1], flush=True)
+    report = {"problem": args.problem, "runs": runs, "hold": {}}
+    for key in runs[0]:
+        for hold in runs[0][key]:
+            medians = [run[key][hold]["median_us"] for run in runs]
+            report["hold"][f"{key} hold={hold}"] = {
+                "median_us": statistics.median(medians),
+                "cv_pct": _cv(medians),
+                "runs": medians,
+            }
+            print(key, hold, report["hold"][f"{key} hold={hold}"], flush=True)
+    return report
+
+
+def command_hold_one(args: argparse.Namespace) -> None:
+    import secrets
+
+    import torch
+
+    from runners import launches, performance, timing
+
+    launches.install()  # as the candidate's process does, before the solution is imported
+    report: dict = {}
+    for key, call, bases in _honest_calls(args.problem, args.shapes):
+        rounds: dict[str, list[float]] = {str(h): [] for h in HOLD_VARIANTS}
+        with torch.no_grad():
+            for hold in HOLD_VARIANTS * 3:  # alternately: 3 passes of each
+                settings = timing.Settings(
+                    cap_s=performance.DEFAULT_TIME_CAP_S / performance.TIMING_ROUNDS["cuda"],
+                    flush_bytes=performance.FLUSH_MIN_BYTES,
+                    spread_bytes=performance.SPREAD_BYTES,
+                    vary_seed=secrets.randbits(48),
+                    hold_cycles=hold,
+                )
+                samples = timing.measure(call, bases, device="cuda", settings=settings)
+                rounds[str(hold)].append(statistics.median(samples.event_ms) * 1e3)
+        report[key] = {
+            hold: {"median_us": statistics.median(medians), "passes": medians}
+            for hold, medians in rounds.items()
+        }
+    print(json.dumps(report))
+
+
 class _ReadFlush:
     """Stands in for the flush buffer: `zero_()` reads 256 MiB (a sum) instead of writing it,
     so L2 ends up holding clean lines; with `write` it zeroes first, then reads."""
@@ -495,6 +553,15 @@ def main() -> None:
     placement.add_argument("--procs", type=int, default=5)
     placement.add_argument("--shapes", nargs="+", default=["visible1", "visible2", "visible0"])
     placement.set_defaults(handler=command_placement)
+    hold = commands.add_parser("hold", help="median spread with and without a hold kernel")
+    hold.add_argument("--problem", default="rmsnorm")
+    hold.add_argument("--procs", type=int, default=5)
+    hold.add_argument("--shapes", nargs="+", default=["visible0", "visible2", "hidden0"])
+    hold.set_defaults(handler=command_hold)
+    hold_one = commands.add_parser("hold-one", help="one process of `hold`")
+    hold_one.add_argument("--problem", default="rmsnorm")
+    hold_one.add_argument("--shapes", nargs="+", default=["visible0", "visible2", "hidden0"])
+    hold_one.set_defaults(handler=command_hold_one)
     placement_one = commands.add_parser("placement-one", help="one process of `placement`")
     placement_one.add_argument("--problem", default="softmax")
     placement_one.add_argument("--shapes", nargs="+", required=True)
@@ -504,10 +571,10 @@ def main() -> None:
     flush.add_argument("--shapes", nargs="+", default=["visible1", "visible2", "visible3"])
     flush.add_argument("--rounds", type=int, default=4)
     flush.set_defaults(handler=command_flush)
-    for sub in (grade_cmd, repro, accuracy, idle, placement, placement_one, flush):
+    for sub in (grade_cmd, repro, accuracy, idle, placement, placement_one, flush, hold):
         sub.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    if args.command == "placement-one":
+    if args.command in ("placement-one", "hold-one"):
         args.handler(args)
         return
     args.out.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,11 @@ DEFAULT_TIME_CAP_S = 2.0
 # At least 2x L2, and never under do_bench's 256 MiB: zeroing it keeps the device busy (~85 us on
 # an H100) while the host launches the timed call, so launch latency stays out of the window.
 FLUSH_MIN_BYTES = 256 * 2**20
+# GPU cycles of spin between the flush and the start event (about 200 us at the H100's 1980 MHz):
+# the host has the call queued before the window opens even when launching it takes longer than
+# the flush. Without it a 3.7 us call read 12 and 18 us in 2 of 5 processes on the H100, with it
+# 3.5-3.7 us (docs/benchmarks.md, "The hold kernel").
+HOLD_CYCLES = 400_000
 # Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
 SPREAD_BYTES = 2 * 2**30
 # Each shape is timed in this many rounds, one after another over all shapes, each round with a
@@ -87,7 +92,10 @@ class Performance:
             return dataclasses.replace(CPU_SETTINGS, cap_s=min(cap, CPU_SETTINGS.cap_s))
         l2 = max(environment.l2_bytes(), self.hardware.l2_bytes if self.hardware else 0)
         return Settings(
-            cap_s=cap, flush_bytes=max(2 * l2, FLUSH_MIN_BYTES), spread_bytes=SPREAD_BYTES
+            cap_s=cap,
+            flush_bytes=max(2 * l2, FLUSH_MIN_BYTES),
+            spread_bytes=SPREAD_BYTES,
+            hold_cycles=HOLD_CYCLES,
         )
 
     def _time_candidate(

@@ -46,8 +46,9 @@ def timers_intact() -> list[str]:
 
 # What a reported median means: bump when the loop changes it, so that reference timings cached
 # under an older protocol are measured again (it is part of every baseline_key).
-# 1: engine 0.1 (one measurement); 2: engine 0.2 (spread inputs, rounds, median of medians).
-PROTOCOL = 2
+# 1: engine 0.1 (one measurement); 2: engine 0.2 (spread inputs, rounds, median of medians);
+# 3: a hold kernel between the flush and the start event on CUDA.
+PROTOCOL = 3
 
 
 @dataclass
@@ -61,9 +62,9 @@ class Settings:
     cap_s: float = 2.0
     rse_target: float = 0.003  # stricter than the 0.5% the protocol asks: samples are cheap
     flush_bytes: int = 0
-    # Off by default (not yet measured on a GPU): a spin kernel of this many GPU cycles between
-    # the flush and the start event, so a host that lags behind the flush still has its call
-    # queued before the window opens.
+    # A spin kernel of this many GPU cycles between the flush and the start event, so a host
+    # that lags behind the flush still has its call queued before the window opens (the engine
+    # sets it on CUDA: runners.performance.HOLD_CYCLES).
     hold_cycles: int = 0
     # Distinct input copies (and, within the same budget, candidate outputs) kept alive, up to
     # this many bytes, so the timed calls see many places in memory rather than a handful. On
