@@ -111,3 +111,23 @@ def test_held_outputs_stay_within_the_budget_when_they_are_larger_than_inputs():
         ring.next(i)
         ring.hold(torch.zeros(512))  # 2 KiB outputs: two fit in the budget
     assert len(ring.outputs) == 2
+
+
+def test_cuda_settings_hold_the_call_behind_the_flush(monkeypatch):
+    """Candidates and baselines on CUDA are timed with the hold kernel (timing protocol 3); the
+    CPU path has no flush to hide behind and keeps none."""
+    from types import SimpleNamespace
+
+    from runners import environment, performance
+
+    monkeypatch.setattr(environment, "l2_bytes", lambda: 50 * 2**20)
+    made = performance.Performance.__new__(performance.Performance)
+    made.problem = SimpleNamespace(time_cap_s=None)
+    made.hardware = None
+    made.device = "cuda"
+    cuda = made._settings()
+    assert cuda.hold_cycles == performance.HOLD_CYCLES == 400_000
+    assert cuda.flush_bytes == performance.FLUSH_MIN_BYTES
+    made.device = "cpu"
+    assert made._settings().hold_cycles == 0
+    assert timing.PROTOCOL == 3
