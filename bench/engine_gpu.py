@@ -324,23 +324,30 @@ def command_placement(args: argparse.Namespace) -> dict:
     Each fresh process times the chosen shapes with `Settings.spread_bytes` 0 (the minimum
     ring) and 2 GiB, alternately; the report gives each variant's median per process and the
     CV across processes, and inside one process the medians by ring slot (the input's place)."""
+    return _across_processes(args, "placement-one", "spread", ["--out", str(args.out)])
+
+
+def _across_processes(args, child: str, variant: str, extra: list[str] = ()) -> dict:
+    """Run `child` in args.procs fresh processes (each prints {shape: {variant: {median_us}}}
+    as its last line) and report each shape and variant's median and CV across them."""
     runs = []
     for proc in range(args.procs):
-        command = [sys.executable, __file__, "placement-one", "--problem", args.problem]
-        command += ["--shapes", *args.shapes, "--out", str(args.out)]
+        command = [sys.executable, __file__, child, "--problem", args.problem]
+        command += ["--shapes", *args.shapes, *extra]
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
         print(done.stderr[-2000:], flush=True)
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(proc, runs[-1], flush=True)
-    report = {"problem": args.problem, "runs": runs, "spread": {}}
+    report = {"problem": args.problem, "runs": runs, variant: {}}
     for key in runs[0]:
-        for spread in runs[0][key]:
-            medians = [run[key][spread]["median_us"] for run in runs]
-            report["spread"][f"{key} spread={spread}"] = {
+        for value in runs[0][key]:
+            medians = [run[key][value]["median_us"] for run in runs]
+            report[variant][f"{key} {variant}={value}"] = row = {
                 "median_us": statistics.median(medians),
                 "cv_pct": _cv(medians),
                 "runs": medians,
             }
+            print(key, value, row, flush=True)
     return report
 
 
@@ -377,25 +384,7 @@ def command_hold(args: argparse.Namespace) -> dict:
     engine times a candidate: its Settings (flush, spread, a round's cap, a fresh vary seed per
     pass), the launch counter installed before the solution is imported, and each variant
     timed in 3 passes whose medians are reduced by their median (the engine's rounds)."""
-    runs = []
-    for proc in range(args.procs):
-        command = [sys.executable, __file__, "hold-one", "--problem", args.problem]
-        command += ["--shapes", *args.shapes]
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
-        print(done.stderr[-2000:], flush=True)
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(proc, runs[-1], flush=True)
-    report = {"problem": args.problem, "runs": runs, "hold": {}}
-    for key in runs[0]:
-        for hold in runs[0][key]:
-            medians = [run[key][hold]["median_us"] for run in runs]
-            report["hold"][f"{key} hold={hold}"] = {
-                "median_us": statistics.median(medians),
-                "cv_pct": _cv(medians),
-                "runs": medians,
-            }
-            print(key, hold, report["hold"][f"{key} hold={hold}"], flush=True)
-    return report
+    return _across_processes(args, "hold-one", "hold")
 
 
 def command_hold_one(args: argparse.Namespace) -> None:
