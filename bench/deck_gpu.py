@@ -87,6 +87,8 @@ def _settings(device: str, cap_s: float):
 
     if device == "cpu":
         return Settings(warmup=1, min_samples=3, max_samples=5, cap_s=0.05)
+    from runners.performance import FLUSH_MIN_BYTES, HOLD_CYCLES
+
     return Settings(
         warmup=5,
         warmup_s=0.05,
@@ -94,7 +96,8 @@ def _settings(device: str, cap_s: float):
         max_samples=400,
         cap_s=cap_s,
         rse_target=0.01,
-        flush_bytes=256 * 2**20,
+        flush_bytes=FLUSH_MIN_BYTES,
+        hold_cycles=HOLD_CYCLES,  # as the engine times (timing protocol 3)
     )
 
 
@@ -114,7 +117,7 @@ class Measure:
     def __init__(self, args):
         import torch
 
-        from runners import environment, hardware
+        from runners import environment, hardware, timing
 
         self.args, self.device = args, args.device
         self.started = time.perf_counter()
@@ -123,6 +126,7 @@ class Measure:
         self.hardware = hardware.for_device(self.device, gpu)
         self.report["hardware"] = self.hardware.slug if self.hardware else None
         self.report["torch"] = torch.__version__
+        self.report["protocol"] = timing.PROTOCOL
         self.report["problems"] = {}
 
     def left_s(self) -> float:
@@ -521,6 +525,10 @@ def _cached_baselines(path: Path) -> dict[str, Any]:
     from runners.timing import PROTOCOL
 
     report = json.loads(path.read_text())
+    # Reports from before the protocol was recorded were timed under protocol 2.
+    if report.get("protocol", 2) != PROTOCOL:
+        print(f"{path}: timed under protocol {report.get('protocol', 2)}, not {PROTOCOL}: unused")
+        return {}
     cached = {}
     # a deck report keeps them under "problems", the kernel-to-kernel report under "measure"
     for slug, entry in report.get("problems", report.get("measure", {})).items():

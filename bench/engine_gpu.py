@@ -324,10 +324,10 @@ def command_placement(args: argparse.Namespace) -> dict:
     Each fresh process times the chosen shapes with `Settings.spread_bytes` 0 (the minimum
     ring) and 2 GiB, alternately; the report gives each variant's median per process and the
     CV across processes, and inside one process the medians by ring slot (the input's place)."""
-    return _across_processes(args, "placement-one", "spread", ["--out", str(args.out)])
+    return _across_processes(args, "placement-one", "spread", ("--out", str(args.out)))
 
 
-def _across_processes(args, child: str, variant: str, extra: list[str] = ()) -> dict:
+def _across_processes(args, child: str, variant: str, extra: tuple[str, ...] = ()) -> dict:
     """Run `child` in args.procs fresh processes (each prints {shape: {variant: {median_us}}}
     as its last line) and report each shape and variant's median and CV across them."""
     runs = []
