@@ -7,6 +7,7 @@
     python bench/engine_gpu.py idle --problem softmax --hidden 0 --out DIR   # old vs new loop
     python bench/engine_gpu.py placement --problem softmax --procs 5 --out DIR  # input spread
     python bench/engine_gpu.py flush --problem softmax --out DIR   # dirty vs clean L2 flush
+    python bench/engine_gpu.py clock --problem fp8_gemm --gap 1 --out DIR   # medians vs SM clock
 
 Every grade runs `python -m runners evaluate` in a fresh process, as a worker would.
 """
@@ -101,6 +102,8 @@ def command_grade(args: argparse.Namespace) -> dict:
 def command_repro(args: argparse.Namespace) -> dict:
     solution = SOLUTIONS / args.problem / "honest.py"
     runs = []
+    if args.baselines and not args.baselines.is_file():
+        raise SystemExit(f"--baselines {args.baselines}: no such file")
     if args.baselines:  # an earlier grade's result: every run uses its cached baselines
         baseline = args.baselines
     else:
@@ -416,6 +419,94 @@ def command_hold_one(args: argparse.Namespace) -> None:
     print(json.dumps(report))
 
 
+def command_clock(args: argparse.Namespace) -> dict:
+    """Whether a shape's round medians follow the SM clock: in args.procs fresh processes, the
+    shapes timed in args.rounds rounds each, in turn, at the engine's settings, with the hold
+    kernel bracketed by events, so that each sample carries the clock it ran at (the hold spins a
+    known number of cycles: MHz = cycles / its duration in µs)."""
+    runs = []
+    for _ in range(args.procs):
+        command = [sys.executable, __file__, "clock-one", "--problem", args.problem]
+        command += ["--shapes", *args.shapes, "--rounds", str(args.rounds), "--gap", str(args.gap)]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        print(done.stderr[-2000:], flush=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    report: dict = {"problem": args.problem, "runs": runs, "shapes": {}}
+    for key in args.shapes:
+        rounds = [r for run in runs for r in run if r["shape"] == key]
+        medians = [r["median_us"] for r in rounds]
+        # the spread left if the call were wholly clock-bound (time x clock is then constant)
+        scaled = [r["median_us"] * r["clock_mhz"] for r in rounds]
+        report["shapes"][key] = row = {
+            "median_us": statistics.median(medians),
+            "round_cv_pct": _cv(medians),
+            "clock_mhz": [r["clock_mhz"] for r in rounds],
+            "scaled_round_cv_pct": _cv(scaled),
+            "process_medians_us": [
+                statistics.median(r["median_us"] for r in run if r["shape"] == key) for run in runs
+            ],
+        }
+        print(key, {k: v for k, v in row.items() if k != "clock_mhz"}, flush=True)
+    return report
+
+
+def command_clock_one(args: argparse.Namespace) -> None:
+    import secrets
+
+    import torch
+
+    from runners import launches, performance, timing
+
+    launches.install()  # as the candidate's process does, before the solution is imported
+    holds: list[tuple] = []
+    sleep = timing._sleep
+
+    def bracketed(cycles):
+        before, after = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        before.record()
+        sleep(cycles)
+        after.record()
+        holds.append((before, after, cycles))
+
+    timing._sleep = bracketed
+    calls = list(_honest_calls(args.problem, args.shapes))
+    rounds = []
+    started = time.perf_counter()
+    with torch.no_grad():
+        for round_ in range(args.rounds):
+            for key, call, bases in calls:
+                settings = timing.Settings(
+                    cap_s=performance.DEFAULT_TIME_CAP_S / performance.TIMING_ROUNDS["cuda"],
+                    flush_bytes=performance.FLUSH_MIN_BYTES,
+                    spread_bytes=performance.SPREAD_BYTES,
+                    vary_seed=secrets.randbits(48),
+                    hold_cycles=performance.HOLD_CYCLES,
+                )
+                holds.clear()
+                at = time.perf_counter() - started
+                samples = timing.measure(call, bases, device="cuda", settings=settings)
+                torch.cuda.synchronize()
+                # the warm-up's holds come first: keep the ones of the timed samples
+                held = holds[-len(samples.event_ms) :]
+                mhz = [c / (b.elapsed_time(a) * 1e3) for b, a, c in held]
+                us = [v * 1e3 for v in samples.event_ms]
+                rounds.append(
+                    {
+                        "shape": key,
+                        "round": round_,
+                        "at_s": round(at, 3),
+                        "median_us": statistics.median(us),
+                        "clock_mhz": statistics.median(mhz),
+                        "clock_min_mhz": min(mhz),
+                        "n": len(us),
+                        "us": [round(v, 2) for v in us],
+                        "mhz": [round(v, 1) for v in mhz],
+                    }
+                )
+                time.sleep(args.gap)  # the device idles, as between a grade's rounds
+    print(json.dumps(rounds))
+
+
 class _ReadFlush:
     """Stands in for the flush buffer: `zero_()` reads 256 MiB (a sum) instead of writing it,
     so L2 ends up holding clean lines; with `write` it zeroes first, then reads."""
@@ -551,6 +642,17 @@ def main() -> None:
     hold_one.add_argument("--problem", default="rmsnorm")
     hold_one.add_argument("--shapes", nargs="+", default=["visible0", "visible2", "hidden0"])
     hold_one.set_defaults(handler=command_hold_one)
+    clock = commands.add_parser("clock", help="round medians against the SM clock")
+    clock_one = commands.add_parser("clock-one", help="one process of `clock`")
+    for sub in (clock, clock_one):
+        sub.add_argument("--problem", default="fp8_gemm")
+        sub.add_argument("--shapes", nargs="+", default=["visible0", "visible2", "hidden5"])
+        sub.add_argument("--rounds", type=int, default=10)
+        sub.add_argument("--gap", type=float, default=0.0, help="idle seconds after each round")
+    clock.add_argument("--procs", type=int, default=2)
+    clock.set_defaults(handler=command_clock)
+    clock_one.set_defaults(handler=command_clock_one)
+
     placement_one = commands.add_parser("placement-one", help="one process of `placement`")
     placement_one.add_argument("--problem", default="softmax")
     placement_one.add_argument("--shapes", nargs="+", required=True)
@@ -560,10 +662,10 @@ def main() -> None:
     flush.add_argument("--shapes", nargs="+", default=["visible1", "visible2", "visible3"])
     flush.add_argument("--rounds", type=int, default=4)
     flush.set_defaults(handler=command_flush)
-    for sub in (grade_cmd, repro, accuracy, idle, placement, placement_one, flush, hold):
+    for sub in (grade_cmd, repro, accuracy, idle, placement, placement_one, flush, hold, clock):
         sub.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    if args.command in ("placement-one", "hold-one"):
+    if args.command in ("placement-one", "hold-one", "clock-one"):
         args.handler(args)
         return
     args.out.mkdir(parents=True, exist_ok=True)
