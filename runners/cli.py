@@ -1,7 +1,8 @@
 """`python -m runners evaluate | pack | problems | hardware | import-kernelbench`.
 
 Exit status 0 whenever a result was written, also for a failing candidate; 2 for bad arguments
-or an unknown problem. `problems`, `hardware` and `import-kernelbench` never import torch.
+or an unknown problem. `problems` and `hardware` never import torch; `import-kernelbench` does
+only to check that each reference runs at its smoke shape (not with --no-smoke-check).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     kernelbench.add_argument("checkout", type=Path, help="a KernelBench repository checkout")
     kernelbench.add_argument("--level", type=int, required=True)
     kernelbench.add_argument("dest", type=Path, help="a new or empty folder")
+    kernelbench.add_argument(
+        "--no-smoke-check",
+        action="store_true",
+        help="keep the shrunk smoke shapes without running the references there (no torch)",
+    )
     kernelbench.set_defaults(handler=_import_kernelbench)
     return parser
 
@@ -154,7 +160,9 @@ def _import_kernelbench(args: argparse.Namespace) -> int:
     from runners.kernelbench import import_level
 
     try:
-        report = import_level(args.checkout, args.level, args.dest)
+        report = import_level(
+            args.checkout, args.level, args.dest, check_smoke=not args.no_smoke_check
+        )
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -3,7 +3,8 @@
 A level file holds `class Model`, `get_inputs`, `get_init_inputs` and module-level size constants
 (`batch_size = 16`). Its constants become the single visible shape; smoke shapes shrink them for
 the CPU and held-out shapes vary one of them. Files are read with `ast`, never run: stdlib and
-PyYAML only, like `runners.problem`.
+PyYAML only, like `runners.problem`. Whether the reference runs at its smoke shape is checked by
+`runners.smoke_fit`, which `import_level` calls unless told not to.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from runners.problem import REQUIRED_CASES
 
@@ -45,6 +46,12 @@ _OPERATORS = {
 }
 
 
+class SmokeFit(Protocol):
+    def __call__(
+        self, reference: str, smoke: dict[str, int], visible: dict[str, int]
+    ) -> tuple[dict[str, int] | None, str | None]: ...
+
+
 class Unconvertible(ValueError):
     """A level file that cannot become a problem folder; the message is the reason."""
 
@@ -72,6 +79,8 @@ class Converted:
     no_hidden: str | None
     outputs: int
     reference: str
+    # Where the smoke shape is not the shrunk one (runners.smoke_fit): grown, or none, and why.
+    smoke_note: str | None = None
 
 
 @dataclass
@@ -89,6 +98,8 @@ class ImportReport:
             f"{len(self.skipped)} not imported"
         ]
         lines += [f"  not imported: {name}: {reason}" for name, reason in self.skipped]
+        notes = [c for c in self.imported if c.smoke_note]
+        lines += [f"  smoke shape of {c.slug}: {c.smoke_note}" for c in notes]
         return "\n".join(lines)
 
 
@@ -100,15 +111,22 @@ def level_folder(checkout: Path, level: int) -> Path:
     raise FileNotFoundError(f"{checkout}: no KernelBench/level{level} or level{level} folder")
 
 
-def import_level(checkout: Path, level: int, dest: Path) -> ImportReport:
-    """Convert every file of a level into dest (new or empty) and write IMPORT_REPORT.md."""
+def import_level(
+    checkout: Path, level: int, dest: Path, *, check_smoke: bool = True
+) -> ImportReport:
+    """Convert every file of a level into dest (new or empty) and write IMPORT_REPORT.md. With
+    `check_smoke`, each reference is run at its smoke shape (torch, `runners.smoke_fit`)."""
     source = level_folder(checkout, level)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise FileExistsError(f"{dest}: the import needs a new or empty folder")
+    fit_smoke = None
+    if check_smoke:
+        from runners.smoke_fit import fit as fit_smoke
     report = ImportReport(level=level)
     for path in sorted(source.glob("*.py"), key=_file_order):
         try:
-            converted = convert(path.read_text(encoding="utf-8"), level=level, name=path.name)
+            text = path.read_text(encoding="utf-8")
+            converted = convert(text, level=level, name=path.name, fit_smoke=fit_smoke)
         except (Unconvertible, UnicodeDecodeError) as exc:
             report.skipped.append((path.name, str(exc)))
             continue
@@ -125,7 +143,7 @@ def _file_order(path: Path) -> tuple[int, str]:
     return (int(number) if number.isdigit() else 1 << 30, path.name)
 
 
-def convert(text: str, *, level: int, name: str) -> Converted:
+def convert(text: str, *, level: int, name: str, fit_smoke: SmokeFit | None = None) -> Converted:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -139,7 +157,10 @@ def convert(text: str, *, level: int, name: str) -> Converted:
         raise Unconvertible("no module-level integer size constants to make a shape of")
     constants.fixed = model_reads(tree, constants)
     scalable = [p for p in constants.params if _scalable(p, constants)]
-    smoke = smoke_shape(constants, scalable)
+    reference = reference_source(text, constants)
+    smoke, smoke_note = smoke_shape(constants, scalable), None
+    if smoke is not None and fit_smoke is not None:
+        smoke, smoke_note = fit_smoke(reference, smoke, dict(constants.params))
     hidden = hidden_shapes(constants, scalable, smoke)
     stem = Path(name).stem
     return Converted(
@@ -151,7 +172,8 @@ def convert(text: str, *, level: int, name: str) -> Converted:
         hidden=hidden,
         no_hidden=None if hidden else _no_hidden_reason(scalable, constants),
         outputs=_output_count(tree),
-        reference=reference_source(text, constants),
+        reference=reference,
+        smoke_note=smoke_note,
     )
 
 
@@ -275,14 +297,18 @@ def _scalable(name: str, constants: Constants) -> bool:
     value = constants.params[name]
     if name in constants.fixed:
         return False
-    if _BATCH.search(name.lower()):
+    if is_batch(name):
         return value >= 2
     return value >= SIZE_FLOOR and not _STRUCTURAL.search(name.lower())
 
 
+def is_batch(name: str) -> bool:
+    return bool(_BATCH.search(name.lower()))
+
+
 def _primary(scalable: list[str]) -> str | None:
     """The size held-out shapes vary: the batch if there is one, else the first size."""
-    batch = [p for p in scalable if _BATCH.search(p.lower())]
+    batch = [p for p in scalable if is_batch(p)]
     return (batch or scalable or [None])[0]
 
 
@@ -296,7 +322,7 @@ def smoke_shape(constants: Constants, scalable: list[str]) -> dict[str, int] | N
     shape = dict(constants.params)
     for name in scalable:
         value = shape[name]
-        if _BATCH.search(name.lower()):
+        if is_batch(name):
             shape[name] = min(value, SMOKE_BATCH)
         else:
             shape[name] = _shrink(value, [p for p in fixed if value % p == 0])
@@ -317,9 +343,10 @@ def hidden_shapes(
     constants: Constants, scalable: list[str], smoke: dict[str, int] | None
 ) -> list[tuple[str, dict[str, int]]]:
     """Held-out shapes: the primary size at 1, 1.5x (at least +2), /4 and an odd neighbour,
-    others as visible; and the smoke shape with the primary one smaller (the one the CPU runs)."""
+    others as visible; and the smoke shape with the primary one smaller (the one the CPU runs),
+    where there is a smoke shape."""
     primary = _primary(scalable)
-    if primary is None or smoke is None:
+    if primary is None:
         return []
     visible = constants.params
     size = visible[primary]
@@ -328,7 +355,7 @@ def hidden_shapes(
         ("edge", {**visible, primary: 1}),
         ("scale-up", {**visible, primary: size + max(2, size // 2)}),
         ("scale-down", {**visible, primary: size // 4}),
-        ("scale-down", {**smoke, primary: smoke[primary] - 1}),
+        *([("scale-down", {**smoke, primary: smoke[primary] - 1})] if smoke else []),
         ("alignment-stress", {**visible, primary: odd}),
     ]
     shapes, seen = [], [visible, smoke]
@@ -489,5 +516,11 @@ def render_report(report: ImportReport, source: Path) -> str:
     ]
     for c in report.imported:
         held = str(len(c.hidden)) if c.hidden else f"none: {c.no_hidden}"
-        lines.append(f"| {c.slug} | {c.source} | {'yes' if c.smoke else 'no'} | {held} |")
+        smoke = "yes" if c.smoke else "no"
+        smoke += f" ({_cell(c.smoke_note)})" if c.smoke_note else ""
+        lines.append(f"| {c.slug} | {c.source} | {smoke} | {held} |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -258,3 +258,125 @@ def _engine(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         env={**os.environ, **(env or {})},
         check=False,
     )
+
+
+POOLED = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pools = nn.Sequential(*[nn.MaxPool2d(2) for _ in range(5)])
+
+    def forward(self, x):
+        return self.pools(x).flatten(1).sum(1)
+
+batch_size = 8
+height = 224
+width = 224
+
+def get_inputs():
+    return [torch.rand(batch_size, 3, height, width)]
+
+def get_init_inputs():
+    return []
+"""
+
+BUILT_FOR_ITS_SIZE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        assert x.shape[-1] == 96, f"input size {x.shape[-1]} does not match the model (96)"
+        return x * 2
+
+batch_size = 4
+image_size = 96
+
+def get_inputs():
+    return [torch.rand(batch_size, image_size)]
+
+def get_init_inputs():
+    return []
+"""
+
+NEEDS_A_MISSING_PACKAGE = """
+import torch
+import torch.nn as nn
+import kernel_arena_not_installed
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+batch_size = 64
+dim = 512
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.fixture
+def networks(tmp_path):
+    level = tmp_path / "kb" / "KernelBench" / "level3"
+    level.mkdir(parents=True)
+    files = {
+        "1_Pooled.py": POOLED,
+        "2_Built_for_its_size.py": BUILT_FOR_ITS_SIZE,
+        "3_Missing_package.py": NEEDS_A_MISSING_PACKAGE,
+    }
+    for name, text in files.items():
+        (level / name).write_text(textwrap.dedent(text).lstrip())
+    return tmp_path / "kb"
+
+
+def test_smoke_shapes_grow_until_the_reference_runs_there(networks, tmp_path):
+    """Shrunk without knowing the model, 224x224 becomes 28x28, which five poolings cannot
+    take, and a model built for its size asserts on any other; the import runs each reference
+    at its smoke shape and doubles the shrunk sizes until it runs."""
+    report = import_level(networks, 3, tmp_path / "deck")
+    smoke = {c.slug: c.smoke for c in report.imported}
+    assert smoke["kb-l3-1-pooled"] == {"batch_size": 3, "height": 56, "width": 56}
+    assert smoke["kb-l3-2-built-for-its-size"] == {"batch_size": 3, "image_size": 96}
+    notes = {c.slug: c.smoke_note for c in report.imported}
+    assert "height=28, width=28: RuntimeError" in notes["kb-l3-1-pooled"]
+    assert "does not match the model (96)" in notes["kb-l3-2-built-for-its-size"]
+    problem = load_problem(tmp_path / "deck" / "kb-l3-1-pooled")
+    assert problem.smoke == [{"batch_size": 3, "height": 56, "width": 56}]
+    assert {"batch_size": 2, "height": 56, "width": 56} in problem.hidden  # smoke, batch - 1
+
+
+def test_a_reference_that_runs_at_no_size_keeps_no_smoke_shape_and_says_why(networks, tmp_path):
+    report = import_level(networks, 3, tmp_path / "deck")
+    missing = next(c for c in report.imported if c.slug == "kb-l3-3-missing-package")
+    assert missing.smoke is None and missing.hidden  # still held-out shapes for the GPU
+    assert "No module named 'kernel_arena_not_installed'" in missing.smoke_note
+    text = (tmp_path / "deck" / "IMPORT_REPORT.md").read_text()
+    assert "2 with CPU smoke shapes" in text
+    assert "| kb-l3-3-missing-package | level3/3_Missing_package.py | no (the reference" in text
+    assert load_problem(tmp_path / "deck" / "kb-l3-3-missing-package").smoke == []
+
+
+def test_the_smoke_check_can_be_left_out(networks, tmp_path):
+    report = import_level(networks, 3, tmp_path / "deck", check_smoke=False)
+    pooled = next(c for c in report.imported if c.slug == "kb-l3-1-pooled")
+    assert pooled.smoke == {"batch_size": 3, "height": 28, "width": 28}
+    assert pooled.smoke_note is None
+
+
+def test_the_import_without_its_smoke_check_needs_no_torch(checkout, tmp_path):
+    code = (
+        "import sys\nfrom runners.cli import main\n"
+        f"main(['import-kernelbench', {str(checkout)!r}, '--level', '1', {str(tmp_path / 'd')!r},"
+        " '--no-smoke-check'])\nprint('torch' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "2 imported" in done.stdout and done.stdout.strip().endswith("False")
