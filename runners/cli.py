@@ -160,9 +160,10 @@ def _import_kernelbench(args: argparse.Namespace) -> int:
     from runners.kernelbench import import_level
 
     try:
-        report = import_level(
-            args.checkout, args.level, args.dest, check_smoke=not args.no_smoke_check
-        )
+        fit_smoke = None
+        if not args.no_smoke_check:
+            from runners.smoke_fit import fit as fit_smoke
+        report = import_level(args.checkout, args.level, args.dest, fit_smoke=fit_smoke)
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

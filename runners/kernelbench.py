@@ -4,7 +4,7 @@ A level file holds `class Model`, `get_inputs`, `get_init_inputs` and module-lev
 (`batch_size = 16`). Its constants become the single visible shape; smoke shapes shrink them for
 the CPU and held-out shapes vary one of them. Files are read with `ast`, never run: stdlib and
 PyYAML only, like `runners.problem`. Whether the reference runs at its smoke shape is checked by
-`runners.smoke_fit`, which `import_level` calls unless told not to.
+`runners.smoke_fit`, which the CLI hands to `import_level` unless told not to.
 """
 
 from __future__ import annotations
@@ -112,16 +112,14 @@ def level_folder(checkout: Path, level: int) -> Path:
 
 
 def import_level(
-    checkout: Path, level: int, dest: Path, *, check_smoke: bool = True
+    checkout: Path, level: int, dest: Path, *, fit_smoke: SmokeFit | None = None
 ) -> ImportReport:
     """Convert every file of a level into dest (new or empty) and write IMPORT_REPORT.md. With
-    `check_smoke`, each reference is run at its smoke shape (torch, `runners.smoke_fit`)."""
+    `fit_smoke` (`runners.smoke_fit.fit`, as the CLI passes), each smoke shape is one the
+    reference runs at."""
     source = level_folder(checkout, level)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise FileExistsError(f"{dest}: the import needs a new or empty folder")
-    fit_smoke = None
-    if check_smoke:
-        from runners.smoke_fit import fit as fit_smoke
     report = ImportReport(level=level)
     for path in sorted(source.glob("*.py"), key=_file_order):
         try:

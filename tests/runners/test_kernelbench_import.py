@@ -18,6 +18,7 @@ from runners.kernelbench import import_level
 from runners.problem import ProblemError, list_problems, load_problem, problems_root
 from runners.schema import Verdict
 from runners.scoring import geomean
+from runners.smoke_fit import fit
 
 ROOT = HERE.parents[1]
 
@@ -340,7 +341,7 @@ def test_smoke_shapes_grow_until_the_reference_runs_there(networks, tmp_path):
     """Shrunk without knowing the model, 224x224 becomes 28x28, which five poolings cannot
     take, and a model built for its size asserts on any other; the import runs each reference
     at its smoke shape and doubles the shrunk sizes until it runs."""
-    report = import_level(networks, 3, tmp_path / "deck")
+    report = import_level(networks, 3, tmp_path / "deck", fit_smoke=fit)
     smoke = {c.slug: c.smoke for c in report.imported}
     assert smoke["kb-l3-1-pooled"] == {"batch_size": 3, "height": 56, "width": 56}
     assert smoke["kb-l3-2-built-for-its-size"] == {"batch_size": 3, "image_size": 96}
@@ -353,7 +354,7 @@ def test_smoke_shapes_grow_until_the_reference_runs_there(networks, tmp_path):
 
 
 def test_a_reference_that_runs_at_no_size_keeps_no_smoke_shape_and_says_why(networks, tmp_path):
-    report = import_level(networks, 3, tmp_path / "deck")
+    report = import_level(networks, 3, tmp_path / "deck", fit_smoke=fit)
     missing = next(c for c in report.imported if c.slug == "kb-l3-3-missing-package")
     assert missing.smoke is None and missing.hidden  # still held-out shapes for the GPU
     assert "No module named 'kernel_arena_not_installed'" in missing.smoke_note
@@ -363,8 +364,8 @@ def test_a_reference_that_runs_at_no_size_keeps_no_smoke_shape_and_says_why(netw
     assert load_problem(tmp_path / "deck" / "kb-l3-3-missing-package").smoke == []
 
 
-def test_the_smoke_check_can_be_left_out(networks, tmp_path):
-    report = import_level(networks, 3, tmp_path / "deck", check_smoke=False)
+def test_without_the_smoke_check_the_shrunk_shapes_stay(networks, tmp_path):
+    report = import_level(networks, 3, tmp_path / "deck")
     pooled = next(c for c in report.imported if c.slug == "kb-l3-1-pooled")
     assert pooled.smoke == {"batch_size": 3, "height": 28, "width": 28}
     assert pooled.smoke_note is None

@@ -1,0 +1,44 @@
+"""The charts page's figures skip plotly's validation in the request (thousands of points); here
+each one is validated, and its links checked, on the synthetic history's real rows."""
+
+import plotly.graph_objects as go
+from django.http import QueryDict
+from django.urls import reverse
+
+from submissions import boards
+from submissions.boards.charts import chart_data
+from submissions.models import HardwareTarget
+from submissions.pages import figures
+
+
+def test_chart_figures_are_valid_plotly_figures_linking_their_runs(history):
+    hardware = HardwareTarget.objects.get(slug="h100-sxm")
+    data = chart_data(hardware=hardware, filters=boards.BoardFilters.from_query(QueryDict()))
+    assert data.points
+    built = figures.chart_figures(data)
+    assert set(built) == {"cost", "tokens", "problems"}
+    for name, figure in built.items():
+        validated = go.Figure(figure)  # raises on any property plotly does not know
+        assert validated.to_plotly_json()["data"] == figure["data"], name
+        assert figure["data"], name
+    links = {link for trace in built["cost"]["data"] for link in trace["customdata"]}
+    expected = {
+        reverse("submissions:run-detail", kwargs={"run_id": point.run_uuid})
+        for point in data.points
+        if point.cost_usd
+    }
+    assert expected <= links and len(links) > 1
+
+
+def test_run_paths_follow_the_script_prefix(settings):
+    from django.urls import set_script_prefix
+
+    run = "9b2f0a52-3c1e-4c55-9d7e-2f4b2a7c1e00"
+    assert figures.run_path(run) == reverse("submissions:run-detail", kwargs={"run_id": run})
+    set_script_prefix("/arena/")
+    try:
+        assert figures.run_path(run).startswith("/arena/")
+        assert figures.run_path(run) == reverse("submissions:run-detail", kwargs={"run_id": run})
+    finally:
+        set_script_prefix("/")
+    assert figures.run_path(None) is None
