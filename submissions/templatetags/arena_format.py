@@ -259,3 +259,21 @@ def failure_label(kind) -> str:
 def humanize_code(code) -> str:
     """A flag's code in words: ``visible_hidden_disagree`` → "visible hidden disagree"."""
     return str(code or DASH).replace("_", " ")
+
+
+# json_script's three escapes, done with str.replace: its str.translate took 80 ms over the
+# charts page's megabyte of figures, these take about one.
+_SCRIPT_ESCAPES = (("&", "\\u0026"), ("<", "\\u003C"), (">", "\\u003E"))
+
+
+@register.filter
+def json_data(value, element_id: str):
+    """Django's json_script (same encoder, same escapes, same tag), faster on large values."""
+    from django.core.serializers.json import DjangoJSONEncoder
+
+    text = json.dumps(value, cls=DjangoJSONEncoder)
+    for char, escaped in _SCRIPT_ESCAPES:
+        text = text.replace(char, escaped)
+    return mark_safe(  # noqa: S308 - every <, > and & of the JSON is escaped above
+        f'<script id="{escape(element_id)}" type="application/json">{text}</script>'
+    )

@@ -42,3 +42,17 @@ def test_run_paths_follow_the_script_prefix(settings):
     finally:
         set_script_prefix("/")
     assert figures.run_path(None) is None
+
+
+def test_json_data_writes_what_json_script_writes():
+    from django.utils.html import json_script
+
+    from submissions.templatetags.arena_format import json_data
+
+    value = {
+        "text": "</script><script>alert('x')</script> & <b>",
+        "n": [1, 2.5, None],
+        "é": "ü",
+    }
+    assert json_data(value, "fig-1") == json_script(value, "fig-1")
+    assert "</script><script>" not in json_data(value, "a")
