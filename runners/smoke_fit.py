@@ -54,7 +54,7 @@ def reference_error(reference: str, shape: Shape) -> str | None:
 def _grown(shape: Shape, visible: Shape) -> Shape:
     """Every size below the file's own doubled (at most to it); the batch stays small."""
     return {
-        name: value if is_batch(name) else min(2 * value, visible[name]) if value else value
+        name: value if is_batch(name) or not value else min(2 * value, visible[name])
         for name, value in shape.items()
     }
 

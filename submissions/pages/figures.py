@@ -268,7 +268,7 @@ def roofline(roof) -> dict:
         name="runs (visible shapes)",
         marker={"color": PALETTE[0], "size": 7, "opacity": 0.7},
         text=[p.label for p in runs],
-        customdata=[run_path(p.run_uuid) for p in runs],
+        customdata=list(map(run_paths(), (p.run_uuid for p in runs))),
         hovertemplate="%{text}<br>%{x:.3g} FLOP/B · %{y:.3g} TFLOPS<extra></extra>",
     )
     for kind, (name, symbol, shade) in REFERENCE_MARKERS.items():
