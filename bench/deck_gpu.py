@@ -87,7 +87,7 @@ def _settings(device: str, cap_s: float):
 
     if device == "cpu":
         return Settings(warmup=1, min_samples=3, max_samples=5, cap_s=0.05)
-    from runners.performance import FLUSH_MIN_BYTES, HOLD_CYCLES
+    from runners.performance import FLUSH_MIN_BYTES, HOLD_TIMEOUT_US
 
     return Settings(
         warmup=5,
@@ -97,7 +97,7 @@ def _settings(device: str, cap_s: float):
         cap_s=cap_s,
         rse_target=0.01,
         flush_bytes=FLUSH_MIN_BYTES,
-        hold_cycles=HOLD_CYCLES,  # as the engine times (timing protocol 3)
+        hold_timeout_us=HOLD_TIMEOUT_US,  # as the engine times (timing protocol 4)
     )
 
 

@@ -15,6 +15,7 @@ Every grade runs `python -m runners evaluate` in a fresh process, as a worker wo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import statistics
@@ -79,6 +80,7 @@ def _digest(record: dict) -> dict:
             | {
                 "median_us": (s.get("time") or {}).get("median_us"),
                 "n": (s.get("time") or {}).get("n"),
+                "round_medians_us": (s.get("time") or {}).get("round_medians_us"),
                 "eager_us": (s.get("baseline_eager") or {}).get("median_us"),
                 "compile_us": (s.get("baseline_compile") or {}).get("median_us"),
             }
@@ -120,12 +122,19 @@ def command_repro(args: argparse.Namespace) -> dict:
 
 
 def _spread(runs: list[dict]) -> dict:
+    """Per shape: the grades' reported times and their CV, and the CV the median of the round
+    medians (timing protocol 3's statistic) would have had over the same grades."""
     medians: dict[str, list[float]] = {}
+    of_rounds: dict[str, list[float]] = {}
     for run in runs:
         for shape in run["shapes"]:
-            medians.setdefault(f"{shape['set']}{shape['index']}", []).append(shape["median_us"])
+            key = f"{shape['set']}{shape['index']}"
+            medians.setdefault(key, []).append(shape["median_us"])
+            if shape.get("round_medians_us"):
+                of_rounds.setdefault(key, []).append(statistics.median(shape["round_medians_us"]))
     return {
         key: {"median_us": statistics.median(v), "cv_pct": _cv(v), "runs": v}
+        | ({"median_of_rounds_cv_pct": _cv(of_rounds[key])} if key in of_rounds else {})
         for key, v in medians.items()
     }
 
@@ -252,7 +261,7 @@ def command_idle(args: argparse.Namespace) -> dict:
     read along the way, host-side times per sample kept as medians."""
     import torch
 
-    from runners import timing
+    from runners import performance, timing
     from runners.problem import load_problem
 
     problem = load_problem(args.problem)
@@ -267,7 +276,8 @@ def command_idle(args: argparse.Namespace) -> dict:
     with torch.no_grad():
         for name in ("old", "new", "hold") * args.rounds:
             settings = timing.Settings(
-                flush_bytes=256 * 2**20, hold_cycles=args.hold_cycles if name == "hold" else 0
+                flush_bytes=256 * 2**20,
+                hold_timeout_us=performance.HOLD_TIMEOUT_US if name == "hold" else 0.0,
             )
             time.sleep(1.0)  # an idle gap, as between shapes
             clocks = [_sm_clock()]
@@ -379,7 +389,7 @@ def command_placement_one(args: argparse.Namespace) -> None:
     print(json.dumps(report))
 
 
-HOLD_VARIANTS = (0, 400_000)  # GPU cycles of the spin before the start event (~200 us)
+HOLD_VARIANTS = (0.0, 5000.0)  # the hold's timeout in µs: none, and the engine's (queue hold)
 
 
 def command_hold(args: argparse.Namespace) -> dict:
@@ -408,7 +418,7 @@ def command_hold_one(args: argparse.Namespace) -> None:
                     flush_bytes=performance.FLUSH_MIN_BYTES,
                     spread_bytes=performance.SPREAD_BYTES,
                     vary_seed=secrets.randbits(48),
-                    hold_cycles=hold,
+                    hold_timeout_us=hold,
                 )
                 samples = timing.measure(call, bases, device="cuda", settings=settings)
                 rounds[str(hold)].append(statistics.median(samples.event_ms) * 1e3)
@@ -417,6 +427,24 @@ def command_hold_one(args: argparse.Namespace) -> None:
             for hold, medians in rounds.items()
         }
     print(json.dumps(report))
+
+
+def _bracket_holds(holds: list[tuple]) -> None:
+    """Make every hold the fixed spin of timing protocol 3, bracketed by events, and append the
+    events to `holds`: the spin's known cycles over its duration give the clock each sample's
+    hold ran at (the queue hold of protocol 4 spins for as long as the host takes instead)."""
+    import torch
+
+    from runners import hold
+
+    def wait(self):
+        before, after = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        before.record()
+        hold._sleep(hold.FALLBACK_CYCLES)
+        after.record()
+        holds.append((before, after, hold.FALLBACK_CYCLES))
+
+    hold.QueueHold.wait = wait
 
 
 def command_clock(args: argparse.Namespace) -> dict:
@@ -459,16 +487,7 @@ def command_clock_one(args: argparse.Namespace) -> None:
 
     launches.install()  # as the candidate's process does, before the solution is imported
     holds: list[tuple] = []
-    sleep = timing._sleep
-
-    def bracketed(cycles):
-        before, after = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-        before.record()
-        sleep(cycles)
-        after.record()
-        holds.append((before, after, cycles))
-
-    timing._sleep = bracketed
+    _bracket_holds(holds)
     calls = list(_honest_calls(args.problem, args.shapes))
     rounds = []
     started = time.perf_counter()
@@ -480,7 +499,7 @@ def command_clock_one(args: argparse.Namespace) -> None:
                     flush_bytes=performance.FLUSH_MIN_BYTES,
                     spread_bytes=performance.SPREAD_BYTES,
                     vary_seed=secrets.randbits(48),
-                    hold_cycles=performance.HOLD_CYCLES,
+                    hold_timeout_us=performance.HOLD_TIMEOUT_US,
                 )
                 holds.clear()
                 at = time.perf_counter() - started
@@ -505,6 +524,135 @@ def command_clock_one(args: argparse.Namespace) -> None:
                 )
                 time.sleep(args.gap)  # the device idles, as between a grade's rounds
     print(json.dumps(rounds))
+
+
+def command_settle(args: argparse.Namespace) -> dict:
+    """How long a shape's time takes to settle after the device idles: in one process, for each
+    shape and each idle gap, the device sleeps for the gap, then the engine's loop (flush, hold,
+    call, on varied inputs) runs for args.seconds with no warm-up; the report gives the median of
+    each args.window_s window of samples, against the time since the load began."""
+    import secrets
+
+    import torch
+
+    from runners import performance, timing
+
+    report: dict = {"problem": args.problem, "shapes": {}}
+    with torch.no_grad():
+        for key, call, bases in _honest_calls(args.problem, args.shapes):
+            stamps: list[float] = []
+
+            def stamped(call_args, call=call, stamps=stamps):
+                stamps.append(time.perf_counter())
+                return call(call_args)
+
+            settings = timing.Settings(
+                warmup=0,
+                warmup_s=0.0,
+                max_samples=10**6,
+                cap_s=args.seconds,
+                rse_target=0.0,
+                flush_bytes=performance.FLUSH_MIN_BYTES,
+                spread_bytes=performance.SPREAD_BYTES,
+                hold_timeout_us=performance.HOLD_TIMEOUT_US,
+            )
+            timing.measure(stamped, bases, device="cuda", settings=settings)  # allocations
+            rows = report["shapes"][key] = {}
+            for gap in args.gaps:
+                torch.cuda.synchronize()
+                time.sleep(gap)
+                stamps.clear()
+                seeded = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
+                samples = timing.measure(stamped, bases, device="cuda", settings=seeded)
+                start = stamps[0]
+                windows: dict[int, list[float]] = {}
+                for at, ms in zip(stamps, samples.event_ms, strict=True):
+                    windows.setdefault(int((at - start) / args.window_s), []).append(ms * 1e3)
+                steady = statistics.median(
+                    ms * 1e3
+                    for at, ms in zip(stamps, samples.event_ms, strict=True)
+                    if at - start >= args.seconds - 1.0
+                )
+                rows[f"gap_{gap:g}s"] = {
+                    "steady_us": round(steady, 2),
+                    "windows": [
+                        [round(w * args.window_s, 2), round(statistics.median(v), 2), len(v)]
+                        for w, v in sorted(windows.items())
+                    ],
+                }
+                first = rows[f"gap_{gap:g}s"]["windows"][:5]
+                print(key, gap, "steady", round(steady, 2), "first windows", first, flush=True)
+    return report
+
+
+def command_levels(args: argparse.Namespace) -> dict:
+    """What sets a shape's level from one measurement to the next: in one process, each shape is
+    measured args.measures times back to back (a fresh ring of inputs and a fresh seed each, as
+    a grade's rounds are), and every sample carries its ring slot (where its inputs live), the
+    clock its hold kernel ran at, and how long the host took to queue the call."""
+    import secrets
+
+    import torch
+
+    from runners import performance, timing
+
+    holds: list[tuple] = []
+    if args.clock:
+        _bracket_holds(holds)
+    report: dict = {"problem": args.problem, "shapes": {}}
+    with torch.no_grad():
+        for key, call, bases in _honest_calls(args.problem, args.shapes):
+            queued: list[float] = []
+
+            def timed(call_args, call=call, queued=queued):
+                at = time.perf_counter()
+                out = call(call_args)
+                queued.append((time.perf_counter() - at) * 1e6)
+                return out
+
+            settings = timing.Settings(
+                cap_s=args.cap_s,
+                flush_bytes=performance.FLUSH_MIN_BYTES,
+                spread_bytes=performance.SPREAD_BYTES,
+                hold_timeout_us=performance.HOLD_TIMEOUT_US,
+            )
+            slots = timing._Ring(bases, settings.spread_bytes).slots
+            rows = report["shapes"][key] = []
+            for _ in range(args.measures):
+                holds.clear()
+                queued.clear()
+                seeded = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
+                samples = timing.measure(timed, bases, device="cuda", settings=seeded)
+                torch.cuda.synchronize()
+                n = len(samples.event_ms)
+                first = len(queued) - n  # the warm-up's calls come first
+                us = [v * 1e3 for v in samples.event_ms]
+                mhz = [c / (b.elapsed_time(a) * 1e3) for b, a, c in holds[-n:]] or [0.0] * n
+                by_slot: dict[int, list[float]] = {}
+                for i, value in enumerate(us):
+                    by_slot.setdefault((first + i) % slots, []).append(value)
+                slot_medians = [statistics.median(v) for v in by_slot.values()]
+                row = {
+                    "median_us": round(statistics.median(us), 2),
+                    "n": n,
+                    "clock_mhz": round(statistics.median(mhz), 1),
+                    "clock_range": [round(min(mhz), 1), round(max(mhz), 1)],
+                    "us_clock_corr": (
+                        round(statistics.correlation(us, mhz), 3) if args.clock and n > 2 else None
+                    ),
+                    "slots": slots,
+                    "slot_medians_range": [
+                        round(min(slot_medians), 2),
+                        round(max(slot_medians), 2),
+                    ],
+                    "queue_us": [
+                        round(q, 1) for q in statistics.quantiles(queued[first:], n=10)[::4]
+                    ],
+                    "queue_max_us": round(max(queued[first:]), 1),
+                }
+                rows.append(row)
+                print(key, row, flush=True)
+    return report
 
 
 class _ReadFlush:
@@ -544,8 +692,8 @@ def command_flush(args: argparse.Namespace) -> dict:
                     samples = timing.measure(call, bases, device="cuda", settings=settings)
                 else:
 
-                    def clock(flush_bytes, hold_cycles=0, write=variant == "write_read"):
-                        made = original(1, hold_cycles)
+                    def clock(flush_bytes, hold_timeout_us=0.0, write=variant == "write_read"):
+                        made = original(1, hold_timeout_us)
                         made.flush = _ReadFlush(write)
                         return made
 
@@ -626,7 +774,6 @@ def main() -> None:
     idle.add_argument("--problem", default="softmax")
     idle.add_argument("--hidden", type=int, default=0)
     idle.add_argument("--rounds", type=int, default=2)
-    idle.add_argument("--hold-cycles", type=int, default=400_000, help="about 200 µs at 1980 MHz")
     idle.set_defaults(handler=command_idle)
     placement = commands.add_parser("placement", help="median spread vs distinct input places")
     placement.add_argument("--problem", default="softmax")
@@ -653,6 +800,22 @@ def main() -> None:
     clock.set_defaults(handler=command_clock)
     clock_one.set_defaults(handler=command_clock_one)
 
+    settle = commands.add_parser("settle", help="a shape's time after idle gaps, by window")
+    settle.add_argument("--problem", default="fp8_gemm")
+    settle.add_argument("--shapes", nargs="+", default=["visible0", "visible2", "hidden5"])
+    settle.add_argument("--gaps", nargs="+", type=float, default=[0.3, 1.0, 3.0])
+    settle.add_argument("--seconds", type=float, default=3.0, help="of load after each gap")
+    settle.add_argument("--window-s", type=float, default=0.1)
+    settle.set_defaults(handler=command_settle)
+
+    levels = commands.add_parser("levels", help="a shape's level per measurement: slot, clock")
+    levels.add_argument("--problem", default="fp8_gemm")
+    levels.add_argument("--shapes", nargs="+", default=["visible2", "visible0", "hidden5"])
+    levels.add_argument("--measures", type=int, default=8)
+    levels.add_argument("--cap-s", type=float, default=1.0)
+    levels.add_argument("--clock", action="store_true", help="the fixed hold, read as a clock")
+    levels.set_defaults(handler=command_levels)
+
     placement_one = commands.add_parser("placement-one", help="one process of `placement`")
     placement_one.add_argument("--problem", default="softmax")
     placement_one.add_argument("--shapes", nargs="+", required=True)
@@ -662,7 +825,19 @@ def main() -> None:
     flush.add_argument("--shapes", nargs="+", default=["visible1", "visible2", "visible3"])
     flush.add_argument("--rounds", type=int, default=4)
     flush.set_defaults(handler=command_flush)
-    for sub in (grade_cmd, repro, accuracy, idle, placement, placement_one, flush, hold, clock):
+    for sub in (
+        grade_cmd,
+        repro,
+        accuracy,
+        idle,
+        placement,
+        placement_one,
+        flush,
+        hold,
+        clock,
+        settle,
+        levels,
+    ):
         sub.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     if args.command in ("placement-one", "hold-one", "clock-one"):

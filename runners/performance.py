@@ -23,11 +23,15 @@ DEFAULT_TIME_CAP_S = 2.0
 # At least 2x L2, and never under do_bench's 256 MiB: zeroing it keeps the device busy (~85 us on
 # an H100) while the host launches the timed call, so launch latency stays out of the window.
 FLUSH_MIN_BYTES = 256 * 2**20
-# GPU cycles of spin between the flush and the start event (about 200 us at the H100's 1980 MHz):
-# the host has the call queued before the window opens even when launching it takes longer than
-# the flush. Without it a 3.7 us call read 12 and 18 us in 2 of 5 processes on the H100, with it
-# 3.5-3.7 us (docs/benchmarks.md, "The hold kernel").
-HOLD_CYCLES = 400_000
+# How long the device waits at most, between the flush and the start event, for the host to
+# finish queuing the call (runners.hold). Without a hold a 3.7 us call read 12 and 18 us in 2 of
+# 5 processes on the H100; behind a fixed 200 us spin a call that takes 250 us to queue still
+# read 47 to 194 us (docs/benchmarks.md, "The hold kernel", "The hold waits for the queue").
+HOLD_TIMEOUT_US = 5000.0
+# The warm-up of compute-bound problems (regimes other than "memory"): on the H100 the SM clock
+# runs a step or two higher for 0.2-0.3 s after the device idles (between shapes, say), and a
+# compute-bound call follows it (806 us after warming, 796 us before); memory-bound calls do not.
+COMPUTE_WARMUP_S = 0.5
 # Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
 SPREAD_BYTES = 2 * 2**30
 # Each shape is timed in this many rounds, one after another over all shapes, each round with a
@@ -91,12 +95,15 @@ class Performance:
         if self.device == "cpu":
             return dataclasses.replace(CPU_SETTINGS, cap_s=min(cap, CPU_SETTINGS.cap_s))
         l2 = max(environment.l2_bytes(), self.hardware.l2_bytes if self.hardware else 0)
-        return Settings(
+        settings = Settings(
             cap_s=cap,
             flush_bytes=max(2 * l2, FLUSH_MIN_BYTES),
             spread_bytes=SPREAD_BYTES,
-            hold_cycles=HOLD_CYCLES,
+            hold_timeout_us=HOLD_TIMEOUT_US,
         )
+        if self.problem.regime != "memory":
+            settings.warmup_s = COMPUTE_WARMUP_S
+        return settings
 
     def _time_candidate(
         self, plan: ShapePlan, settings: Settings, rounds: list[list[float]], gate: GateResult
@@ -113,6 +120,8 @@ class Performance:
             out.unlink(missing_ok=True)
             return problems  # nothing to summarize: the problems name the malformed reply
         problems += launches.launch_problems(reply, self.kernels)
+        if reply.get("hold", "queue") != "queue":  # the fixed spin stood in: say why
+            gate.details["hold_fallback"] = str(reply.get("hold_error"))[:300]
         recheck = self.grading.recheck_timed(plan, reply, out, settings.vary_seed)
         out.unlink(missing_ok=True)
         if not recheck.correct:

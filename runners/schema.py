@@ -65,7 +65,8 @@ class TimingStats:
     p10_us: float
     p90_us: float
     n: int
-    rounds: int = 1  # separate measurements pooled; median_us is the median of their medians
+    rounds: int = 1  # separate measurements pooled; median_us: the mean of their medians
+    round_medians_us: list[float] = field(default_factory=list)  # each round's, in order
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -17,13 +17,14 @@ from typing import Any
 
 import torch
 
+from runners.hold import QueueHold
+
 _perf_counter = time.perf_counter
 _synchronize = torch.cuda.synchronize
 _Event = torch.cuda.Event
 _record = torch.cuda.Event.record
 _elapsed = torch.cuda.Event.elapsed_time
 _no_grad = torch.no_grad
-_sleep = torch.cuda._sleep
 
 # Tensors cross between the engine's processes through files in memory; a zip CRC over
 # gigabytes costs seconds and guards against nothing on one machine.
@@ -47,8 +48,9 @@ def timers_intact() -> list[str]:
 # What a reported median means: bump when the loop changes it, so that reference timings cached
 # under an older protocol are measured again (it is part of every baseline_key).
 # 1: engine 0.1 (one measurement); 2: engine 0.2 (spread inputs, rounds, median of medians);
-# 3: a hold kernel between the flush and the start event on CUDA.
-PROTOCOL = 3
+# 3: a hold kernel between the flush and the start event on CUDA; 4: the hold waits until the
+# host has queued the call (runners.hold), and compute-bound problems warm up for 0.5 s.
+PROTOCOL = 4
 
 
 @dataclass
@@ -62,10 +64,10 @@ class Settings:
     cap_s: float = 2.0
     rse_target: float = 0.003  # stricter than the 0.5% the protocol asks: samples are cheap
     flush_bytes: int = 0
-    # A spin kernel of this many GPU cycles between the flush and the start event, so a host
-    # that lags behind the flush still has its call queued before the window opens (the engine
-    # sets it on CUDA: runners.performance.HOLD_CYCLES).
-    hold_cycles: int = 0
+    # On CUDA, the device waits between the flush and the start event until the host has queued
+    # the whole call, for at most this long (runners.hold; the engine sets it on CUDA:
+    # runners.performance.HOLD_TIMEOUT_US). 0: no hold.
+    hold_timeout_us: float = 0.0
     # Distinct input copies (and, within the same budget, candidate outputs) kept alive, up to
     # this many bytes, so the timed calls see many places in memory rather than a handful. On
     # the H100 this did not measurably change reproducibility (docs/benchmarks.md, "Engine");
@@ -93,9 +95,18 @@ class Samples:
     # Launches of the solution's own kernels during each sample (runners.launches); empty when
     # the process does not count them (the reference's baselines).
     own_launches: list[int] = field(default_factory=list)
+    # Which hold ran ("queue", or "fixed" where the flag kernel could not be built, and why).
+    hold: str = ""
+    hold_error: str = ""
 
-    def to_reply(self) -> dict[str, list[float]]:
-        reply = {"event_ms": self.event_ms, "host_ms": self.host_ms, "span_ms": self.span_ms}
+    def to_reply(self) -> dict[str, Any]:
+        reply: dict[str, Any] = {
+            "event_ms": self.event_ms,
+            "host_ms": self.host_ms,
+            "span_ms": self.span_ms,
+        }
+        if self.hold:
+            reply |= {"hold": self.hold, "hold_error": self.hold_error}
         return reply | ({"own_launches": self.own_launches} if self.own_launches else {})
 
 
@@ -218,7 +229,9 @@ def measure(
     spread = settings.spread_bytes if device == "cuda" else 0
     ring = _Ring(bases, spread, settings.vary_seed)
     clock = (
-        _CudaClock(settings.flush_bytes, settings.hold_cycles) if device == "cuda" else _HostClock()
+        _CudaClock(settings.flush_bytes, settings.hold_timeout_us)
+        if device == "cuda"
+        else _HostClock()
     )
     samples = Samples()
     running = _Running()
@@ -253,6 +266,8 @@ def measure(
                 running, settings, _perf_counter() - started
             ):
                 break
+    if isinstance(clock, _CudaClock) and clock.hold:
+        samples.hold, samples.hold_error = clock.hold.kind, clock.hold.error
     return samples
 
 
@@ -285,24 +300,29 @@ class _CudaClock:
 
     `event` spans the call on the current stream. `span` runs from the start event to an event
     recorded after a device-wide synchronize, so work escaping to other streams shows up as the
-    gap between the two.
+    gap between the two. With a hold, the device waits after the flush until the host has queued
+    the call and its end event (runners.hold), so the window holds no launch latency.
     """
 
-    def __init__(self, flush_bytes: int, hold_cycles: int = 0):
+    def __init__(self, flush_bytes: int, hold_timeout_us: float = 0.0):
         self.flush = torch.empty(max(flush_bytes, 1), dtype=torch.uint8, device="cuda")
-        self.hold_cycles = hold_cycles
+        self.hold = QueueHold(hold_timeout_us) if hold_timeout_us > 0 else None
         self.start, self.end, self.after = (_Event(enable_timing=True) for _ in range(3))
 
     def time(self, call: Callable[[list[Any]], Any], args: list[Any]):
-        # No synchronize between the flush and the start event: the host launches the call
-        # while the device is still flushing, so launch latency stays outside the window.
+        # No synchronize between the flush and the start event: the host queues the call while
+        # the device is still flushing, then holding.
         self.flush.zero_()
-        if self.hold_cycles:
-            _sleep(self.hold_cycles)
+        if self.hold:
+            self.hold.wait()
         host_start = _perf_counter()
         _record(self.start)
-        out = call(args)
-        _record(self.end)
+        try:
+            out = call(args)
+            _record(self.end)
+        finally:
+            if self.hold:
+                self.hold.release()
         _synchronize()
         host_ms = (_perf_counter() - host_start) * 1e3
         _record(self.after)

@@ -34,9 +34,19 @@ def test_one_slow_round_does_not_move_the_median_however_many_samples_it_took():
     assert stats.p90_us == pytest.approx(20.3)  # the pooled figures still show the episode
 
 
-def test_median_of_rounds_is_the_median_of_their_medians():
-    stats = summarize([[0.001], [0.003, 0.004], [0.002]])
+def test_rounds_far_from_the_others_are_left_out_of_the_median():
+    stats = summarize([[0.001], [0.003, 0.004], [0.002]])  # medians 1, 3.5 and 2 µs
     assert stats.median_us == pytest.approx(2.0) and stats.rounds == 3 and stats.n == 4
+    assert stats.round_medians_us == pytest.approx([1.0, 3.5, 2.0])
+
+
+def test_rounds_on_different_clock_steps_are_averaged():
+    """An unlocked SM clock puts whole rounds on steps about 1.3 % apart: the reported time is
+    their mean, which moves by a third of a step with each round, not a whole step."""
+    low, high = [0.8064] * 50, [0.7960] * 50  # ms: hidden 5 of fp8_gemm on two steps
+    stats = summarize([low, high, low])
+    assert stats.median_us == pytest.approx((806.4 * 2 + 796.0) / 3)
+    assert summarize([[0.001], [0.0010299]]).median_us == pytest.approx(1.01495)
 
 
 def test_honest_samples_raise_no_timing_problem():

@@ -42,9 +42,9 @@ def test_warmup_count_is_honoured_on_cpu():
 
 
 def test_settings_round_trip_through_the_request_dict():
-    settings = timing.Settings(flush_bytes=1 << 20, hold_cycles=1000)
+    settings = timing.Settings(flush_bytes=1 << 20, hold_timeout_us=1000.0)
     assert timing.Settings.from_dict(dict(settings.__dict__)) == settings
-    assert timing.Settings().hold_cycles == 0 and timing.Settings().warmup_s == 0.1
+    assert timing.Settings().hold_timeout_us == 0 and timing.Settings().warmup_s == 0.1
 
 
 def test_ring_spreads_copies_over_the_memory_budget():
@@ -114,20 +114,25 @@ def test_held_outputs_stay_within_the_budget_when_they_are_larger_than_inputs():
 
 
 def test_cuda_settings_hold_the_call_behind_the_flush(monkeypatch):
-    """Candidates and baselines on CUDA are timed with the hold kernel (timing protocol 3); the
-    CPU path has no flush to hide behind and keeps none."""
+    """Candidates and baselines on CUDA are timed behind the queue hold (timing protocol 4), and
+    compute-bound problems warm up longer; the CPU path has no flush to hide behind and keeps
+    no hold."""
     from types import SimpleNamespace
 
     from runners import environment, performance
 
     monkeypatch.setattr(environment, "l2_bytes", lambda: 50 * 2**20)
     made = performance.Performance.__new__(performance.Performance)
-    made.problem = SimpleNamespace(time_cap_s=None)
+    made.problem = SimpleNamespace(time_cap_s=None, regime="memory")
     made.hardware = None
     made.device = "cuda"
     cuda = made._settings()
-    assert cuda.hold_cycles == performance.HOLD_CYCLES == 400_000
+    assert cuda.hold_timeout_us == performance.HOLD_TIMEOUT_US == 5000.0
     assert cuda.flush_bytes == performance.FLUSH_MIN_BYTES
+    assert cuda.warmup_s == timing.Settings().warmup_s == 0.1
+    for regime in ("compute", "roofline", "speedup"):
+        made.problem = SimpleNamespace(time_cap_s=None, regime=regime)
+        assert made._settings().warmup_s == performance.COMPUTE_WARMUP_S == 0.5
     made.device = "cpu"
-    assert made._settings().hold_cycles == 0
-    assert timing.PROTOCOL == 3
+    assert made._settings().hold_timeout_us == 0
+    assert timing.PROTOCOL == 4
