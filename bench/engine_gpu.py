@@ -8,6 +8,9 @@
     python bench/engine_gpu.py placement --problem softmax --procs 5 --out DIR  # input spread
     python bench/engine_gpu.py flush --problem softmax --out DIR   # dirty vs clean L2 flush
     python bench/engine_gpu.py clock --problem fp8_gemm --gap 1 --out DIR   # medians vs SM clock
+    python bench/engine_gpu.py settle --problem fp8_gemm --out DIR   # time after idle gaps
+    python bench/engine_gpu.py levels --problem fp8_gemm --out DIR   # per measurement: slots,
+        host queue time (and with --clock, the clock of protocol 3's fixed hold)
 
 Every grade runs `python -m runners evaluate` in a fresh process, as a worker would.
 """

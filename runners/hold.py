@@ -3,7 +3,7 @@
 A timed window must hold the call's device work only. If the host is still queuing the call's
 launches when the device reaches the start event, the window also holds the host's pace: a call
 of 47 µs of device work that takes 250 µs to queue read 47 to 194 µs on the H100 behind a fixed
-200 µs spin (docs/benchmarks.md, "The hold waits for the queue"). So the device spins on a flag
+200 µs spin (docs/benchmarks.md, "Timing protocol 4"). So the device spins on a flag
 in pinned host memory, which the host raises once it has queued the whole call and its end
 event: the window opens on a fully queued call however long the queuing took. The spin gives up
 after a timeout, so a call that waits on the device inside itself (`.item()`, a synchronize)

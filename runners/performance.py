@@ -26,7 +26,7 @@ FLUSH_MIN_BYTES = 256 * 2**20
 # How long the device waits at most, between the flush and the start event, for the host to
 # finish queuing the call (runners.hold). Without a hold a 3.7 us call read 12 and 18 us in 2 of
 # 5 processes on the H100; behind a fixed 200 us spin a call that takes 250 us to queue still
-# read 47 to 194 us (docs/benchmarks.md, "The hold kernel", "The hold waits for the queue").
+# read 47 to 194 us (docs/benchmarks.md, "The hold kernel", "Timing protocol 4").
 HOLD_TIMEOUT_US = 5000.0
 # The warm-up of compute-bound problems (regimes other than "memory"): on the H100 the SM clock
 # runs a step or two higher for 0.2-0.3 s after the device idles (between shapes, say), and a
