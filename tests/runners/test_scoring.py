@@ -126,6 +126,8 @@ def test_timers_replaced_after_import_are_named(monkeypatch):
     assert timing.timers_intact() == []
     monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
     assert timing.timers_intact() == ["time.perf_counter"]
+    monkeypatch.setattr(timing.QueueHold, "release", lambda self: None)
+    assert timing.timers_intact() == ["time.perf_counter", "runners.hold.QueueHold.release"]
 
 
 def test_host_clock_samples_until_the_cap():
