@@ -63,6 +63,7 @@ class QueueHold:
         self.timeout_ns = int(timeout_us * 1e3)
         self.flag = torch.zeros(1, dtype=torch.int32, pin_memory=True)
         self.view = self.flag.numpy()
+        self.address = self.flag.data_ptr()
         self.ticket = 0
         self.kind = "queue" if triton is not None else "fixed"
         self.error = "" if triton is not None else "Triton is not installed"
@@ -71,9 +72,7 @@ class QueueHold:
         self.ticket = (self.ticket + 1) % 2**31
         if self.kind == "queue":
             try:
-                arena_hold_for_queue[(1,)](
-                    self.flag.data_ptr(), self.ticket, self.timeout_ns, num_warps=1
-                )
+                arena_hold_for_queue[(1,)](self.address, self.ticket, self.timeout_ns, num_warps=1)
                 return
             except Exception as exc:  # any build or launch failure: the fixed spin
                 self.kind, self.error = "fixed", f"{type(exc).__name__}: {exc}"[:300]

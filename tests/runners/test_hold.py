@@ -1,6 +1,7 @@
 """The queue hold on a real GPU (run on the device machine; skipped elsewhere): the window opens
 on a fully queued call, and a hold nobody releases gives up at its timeout."""
 
+import dataclasses
 import time
 
 import pytest
@@ -69,6 +70,6 @@ def test_a_call_slow_to_queue_is_timed_at_its_device_time():
         slow_to_queue,
         [[work]],
         device="cuda",
-        settings=timing.Settings(**{**settings.__dict__, "hold_timeout_us": 0.0}),
+        settings=dataclasses.replace(settings, hold_timeout_us=0.0),
     )
     assert sorted(unheld.event_ms)[15] > 0.8
