@@ -1,0 +1,198 @@
+"""Which per-shape statistic reproduces across fresh grades: rounds, and what each round reports.
+
+    python bench/rounds_gpu.py collect --problem fp8_gemm --runs 5 --rounds 6 --full --out DIR
+    python bench/rounds_gpu.py analyze DIR/rounds_fp8_gemm.json
+
+`collect` runs `--runs` full grades of the honest solution, each in a fresh process as a worker
+would (`python -m runners evaluate`, through `grade-one` below), with the engine's performance
+gate timing every shape in `--rounds` rounds; it keeps every round's raw samples. With `--full`
+a round samples for its whole share of the time cap instead of stopping once its mean is
+precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a prefix.
+With `--no-baselines` the reference is not timed (the eager, compile and library lines stay
+empty): only speedup-regime problems score by them, and they cost minutes per problem.
+
+`analyze` then reports, per shape, the CV across the grades of each candidate statistic: the
+first k rounds (k from 3 up), each round reduced by its median over the early-stopped prefix
+(what the engine does), its median over all samples, or the mean of its middle half; rounds
+combined as `runners.scoring.round_center` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SOLUTIONS = ROOT / "tests" / "runners" / "solutions"
+MIN_SAMPLES = 50
+
+
+def command_collect(args: argparse.Namespace) -> dict:
+    solution = SOLUTIONS / args.problem / "honest.py"
+    report: dict = {"problem": args.problem, "rounds": args.rounds, "full": args.full, "runs": []}
+    target = args.out / f"rounds_{args.problem}.json"
+    for run in range(args.runs):
+        raw = args.out / f"raw_{args.problem}_{run}.json"
+        command = [sys.executable, __file__, "grade-one", "--problem", args.problem]
+        command += ["--solution", str(solution), "--raw", str(raw)]
+        command += ["--rounds", str(args.rounds)] * bool(args.rounds)
+        command += ["--full"] * args.full + ["--no-baselines"] * args.no_baselines
+        command += ["--keep-result"] * (run == args.runs - 1)
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        print(done.stdout[-1500:], done.stderr[-3000:], sep="\n", flush=True)
+        if not raw.exists():
+            report["runs"].append({"exit": done.returncode, "error": done.stderr[-2000:]})
+            continue
+        record = json.loads(raw.read_text())
+        record["wall_s"] = round(time.perf_counter() - started, 1)
+        raw.unlink()  # one file per problem comes back from the device: the report
+        report["runs"].append(record)
+        target.write_text(json.dumps(report) + "\n")  # after each grade: a cut run keeps its data
+    return analyze(report)
+
+
+def command_grade_one(args: argparse.Namespace) -> None:
+    """One grade, instrumented from outside the engine: the rounds, the early stop and the
+    baselines set as asked, and each round's samples written to `--raw`."""
+    from runners import cli, performance
+
+    if args.rounds:
+        performance.Performance._rounds = lambda self: args.rounds
+    rounds: dict[str, list[dict]] = {}
+    time_candidate = performance.Performance._time_candidate
+    settings_of = performance.Performance._settings
+
+    def timed(self, plan, settings, samples, gate):
+        started = time.perf_counter()
+        problems = time_candidate(self, plan, settings, samples, gate)
+        entry = {
+            "at_s": round(started - began, 3),
+            "wall_s": round(time.perf_counter() - started, 3),
+        }
+        rounds.setdefault(plan.id, []).append(entry | {"us": [v * 1e3 for v in samples[-1]]})
+        return problems
+
+    def full_settings(self):
+        settings = settings_of(self)
+        settings.rse_target = 0.0
+        return settings
+
+    performance.Performance._time_candidate = timed
+    if args.full:
+        performance.Performance._settings = full_settings
+    if args.no_baselines:
+        performance.Performance._baselines = lambda self, plan: None
+    began = time.perf_counter()
+    result_path = args.raw.with_suffix(".result.json")
+    argv = ["evaluate", "--problem", args.problem, "--solution", str(args.solution)]
+    cli.main([*argv, "--device", args.device, "--json", str(result_path)])
+    result = json.loads(result_path.read_text())
+    if not args.keep_result:
+        result_path.unlink()
+    record = {
+        "verdict": result["verdict"],
+        "reason": result["reason"],
+        "score": result.get("score"),
+        "cost": result.get("cost"),
+        "clocks": (result.get("environment") or {}).get("clocks"),
+        "reported_us": {
+            f"{s['set']}{s['index']}": (s.get("time") or {}).get("median_us")
+            for s in result["shapes"]
+        },
+        "rounds": rounds,
+    }
+    args.raw.write_text(json.dumps(record) + "\n")
+
+
+def early_stop(us: list[float], rse_target: float = 0.003) -> list[float]:
+    """The prefix at which the engine's loop would have stopped (`runners.timing.measure`, its
+    minimum taken as 50 samples: small shapes' rings can ask for more)."""
+    total = total_sq = 0.0
+    for n, value in enumerate(us, 1):
+        total, total_sq = total + value, total_sq + value * value
+        if n >= MIN_SAMPLES:
+            mean = total / n
+            var = max(total_sq - n * mean * mean, 0.0) / (n - 1)
+            if math.sqrt(var / n) / mean < rse_target:
+                return us[:n]
+    return us
+
+
+def middle_mean(us: list[float]) -> float:
+    """The mean of the samples between the first and third quartiles."""
+    ordered = sorted(us)
+    quarter = len(ordered) // 4
+    return statistics.fmean(ordered[quarter : len(ordered) - quarter] or ordered)
+
+
+REDUCERS = {
+    "median_early": lambda us: statistics.median(early_stop(us)),
+    "median_full": statistics.median,
+    "midmean_full": middle_mean,
+}
+
+
+def analyze(report: dict) -> dict:
+    from runners.scoring import round_center
+
+    runs = [run for run in report["runs"] if "rounds" in run]
+    keys = list(runs[0]["rounds"]) if runs else []
+    most = min(len(run["rounds"][key]) for run in runs for key in keys) if runs else 0
+    table: dict = {}
+    for key in keys:
+        row = table[key] = {
+            "median_us": round(statistics.median(run["reported_us"][key] for run in runs), 2),
+            "reported_cv_pct": round(_cv([run["reported_us"][key] for run in runs]), 3),
+            "round_samples": [len(r["us"]) for r in runs[0]["rounds"][key]],
+        }
+        for name, reduce in REDUCERS.items():
+            per_run = [[reduce(r["us"]) for r in run["rounds"][key]] for run in runs]
+            for k in range(3, most + 1):
+                row[f"{name}_{k}"] = round(_cv([round_center(m[:k]) for m in per_run]), 3)
+        print(key, row, flush=True)
+    return {"problem": report.get("problem"), "grades": len(runs), "shapes": table}
+
+
+def _cv(values: list[float]) -> float:
+    return 100 * statistics.stdev(values) / statistics.fmean(values) if len(values) > 1 else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    collect = commands.add_parser("collect", help="grades in fresh processes, raw rounds kept")
+    one = commands.add_parser("grade-one", help="one instrumented grade (collect runs it)")
+    for sub in (collect, one):
+        sub.add_argument("--problem", default="fp8_gemm")
+        sub.add_argument("--rounds", type=int, help="rounds per shape (default: the engine's)")
+        sub.add_argument("--full", action="store_true", help="no early stop within a round")
+        sub.add_argument("--no-baselines", action="store_true", help="leave the reference untimed")
+    collect.add_argument("--runs", type=int, default=5)
+    collect.add_argument("--out", type=Path, required=True)
+    one.add_argument("--solution", type=Path, required=True)
+    one.add_argument("--raw", type=Path, required=True)
+    one.add_argument("--device", default="cuda", help="cpu: to try the plumbing without a GPU")
+    one.add_argument("--keep-result", action="store_true", help="keep the EvaluationResult")
+    again = commands.add_parser("analyze", help="the CV table of a collected report")
+    again.add_argument("report", type=Path)
+    args = parser.parse_args()
+    if args.command == "grade-one":
+        command_grade_one(args)
+    elif args.command == "analyze":
+        print(json.dumps(analyze(json.loads(args.report.read_text())), indent=1))
+    else:
+        args.out.mkdir(parents=True, exist_ok=True)
+        report = command_collect(args)
+        (args.out / f"rounds_{args.problem}_cv.json").write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
