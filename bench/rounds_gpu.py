@@ -112,6 +112,71 @@ def command_grade_one(args: argparse.Namespace) -> None:
     args.raw.write_text(json.dumps(record) + "\n")
 
 
+def command_parts(args: argparse.Namespace) -> dict:
+    """Where a per-process offset lives: in `--procs` fresh processes, causal_attention's honest
+    call on one shape and three of its parts, each timed as the engine times (flush, queue
+    hold, spread and varied inputs) in 3 interleaved passes; per part, each process's median."""
+    runs = []
+    for proc in range(args.procs):
+        command = [sys.executable, __file__, "parts-one", "--shape", args.shape]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        print(done.stderr[-1500:], flush=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(proc, runs[-1], flush=True)
+    report = {"shape": args.shape, "runs": runs, "parts": {}}
+    for part in runs[0]:
+        medians = [run[part] for run in runs]
+        report["parts"][part] = {"cv_pct": round(_cv(medians), 3), "medians_us": medians}
+        print(part, report["parts"][part], flush=True)
+    return report
+
+
+def command_parts_one(args: argparse.Namespace) -> None:
+    import secrets
+
+    import torch
+    import triton
+
+    from bench.engine_gpu import _honest_calls, _import
+    from runners import launches, performance, timing
+
+    launches.install()  # as the candidate's process does
+    honest = _import(SOLUTIONS / "causal_attention" / "honest.py", "parts_solution")
+    _, call, bases = next(_honest_calls("causal_attention", [args.shape]))
+    q, _, _, cu = bases[0]
+    tokens, heads, dim = q.shape
+    tile_end = torch.cumsum((cu.diff() + 63) // 64, 0).to(torch.int32)
+    out = torch.zeros_like(q)
+
+    def prologue(a):
+        torch.cumsum((a[3].diff() + 63) // 64, 0).to(torch.int32)
+        return torch.zeros_like(a[0])
+
+    def kernel(a):
+        grid = (tokens // 64 + cu.shape[0] - 1, heads)
+        honest.causal_attention_kernel[grid](
+            *a[:3], a[3], tile_end, out, dim**-0.5, heads, cu.shape[0] - 1,
+            D=dim, BD=triton.next_power_of_2(dim), BM=64, BN=64, ON_GPU=True,
+        )  # fmt: skip
+        return out
+
+    parts = {"call": call, "prologue": prologue, "kernel": kernel, "zeros": lambda a: a[0] * 0}
+    medians: dict[str, list[float]] = {name: [] for name in parts}
+    with torch.no_grad():
+        for _ in range(3):
+            for name, part in parts.items():
+                settings = timing.Settings(
+                    cap_s=performance.DEFAULT_TIME_CAP_S / performance.COMPUTE_ROUNDS,
+                    flush_bytes=performance.FLUSH_MIN_BYTES,
+                    spread_bytes=performance.SPREAD_BYTES,
+                    hold_timeout_us=performance.HOLD_TIMEOUT_US,
+                    vary_seed=secrets.randbits(48),
+                )
+                samples = timing.measure(part, bases, device="cuda", settings=settings)
+                medians[name].append(statistics.median(samples.event_ms) * 1e3)
+    print(json.dumps({name: round(statistics.median(m), 3) for name, m in medians.items()}))
+
+
 def early_stop(us: list[float], rse_target: float = 0.003) -> list[float]:
     """The prefix at which the engine's loop would have stopped (`runners.timing.measure`, its
     minimum taken as 50 samples: small shapes' rings can ask for more)."""
@@ -181,11 +246,22 @@ def main() -> None:
     one.add_argument("--raw", type=Path, required=True)
     one.add_argument("--device", default="cuda", help="cpu: to try the plumbing without a GPU")
     one.add_argument("--keep-result", action="store_true", help="keep the EvaluationResult")
+    parts = commands.add_parser("parts", help="causal_attention's call and its parts, per process")
+    parts.add_argument("--procs", type=int, default=10)
+    parts.add_argument("--out", type=Path, required=True)
+    parts_one = commands.add_parser("parts-one", help="one process of `parts`")
+    for sub in (parts, parts_one):
+        sub.add_argument("--shape", default="hidden0")
     again = commands.add_parser("analyze", help="the CV table of a collected report")
     again.add_argument("report", type=Path)
     args = parser.parse_args()
     if args.command == "grade-one":
         command_grade_one(args)
+    elif args.command == "parts-one":
+        command_parts_one(args)
+    elif args.command == "parts":
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "rounds_parts.json").write_text(json.dumps(command_parts(args), indent=1))
     elif args.command == "analyze":
         print(json.dumps(analyze(json.loads(args.report.read_text())), indent=1))
     else:

@@ -41,8 +41,9 @@ TIMING_ROUNDS = {"cuda": 3, "cpu": 1}
 # Compute-bound problems (every regime but "memory") take more rounds on CUDA: an unlocked SM
 # clock sits on steps about 1.3 % apart for seconds, each round lands on one step or another, and
 # only the mean over more rounds reproduces (fp8_gemm over five grades, the worst shape of 50 us
-# or more: 0.63 % from 3 rounds, 0.38 % from 5, 0.32 % from 6; docs/benchmarks.md, "Timing
-# protocol 5"). Memory-bound calls do not follow the clock. The rounds share the same time cap.
+# or more: 0.63 % from 3 rounds, 0.38 % from 5, 0.32 % from 6; docs/benchmarks.md, "Six rounds
+# for compute-bound problems"). Memory-bound calls do not follow the clock. The rounds share the
+# same time cap.
 COMPUTE_ROUNDS = 6
 # torch.compile on CPU needs a C++ toolchain and seconds per shape; the CPU target is never
 # ranked, so its speedup is over eager only.

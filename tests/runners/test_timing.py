@@ -136,3 +136,21 @@ def test_cuda_settings_hold_the_call_behind_the_flush(monkeypatch):
     made.device = "cpu"
     assert made._settings().hold_timeout_us == 0
     assert timing.PROTOCOL == 4
+
+
+def test_compute_bound_problems_take_more_rounds_on_cuda_only():
+    """An unlocked SM clock puts whole rounds on one step or another: compute-bound problems
+    average more of them (docs/benchmarks.md, "Six rounds for compute-bound problems");
+    memory-bound ones, and the CPU, keep their rounds."""
+    from types import SimpleNamespace
+
+    from runners import performance
+
+    made = performance.Performance.__new__(performance.Performance)
+    made.device = "cuda"
+    for regime, rounds in (("memory", 3), ("compute", 6), ("roofline", 6), ("speedup", 6)):
+        made.problem = SimpleNamespace(regime=regime)
+        assert made._rounds() == rounds
+    made.device = "cpu"
+    made.problem = SimpleNamespace(regime="compute")
+    assert made._rounds() == performance.TIMING_ROUNDS["cpu"] == 1
