@@ -2,6 +2,7 @@
 
     python bench/rounds_gpu.py collect --problem fp8_gemm --runs 5 --rounds 6 --full --out DIR
     python bench/rounds_gpu.py analyze DIR/rounds_fp8_gemm.json
+    python bench/rounds_gpu.py parts --procs 12 --out DIR    # a per-process offset, by part
 
 `collect` runs `--runs` full grades of the honest solution, each in a fresh process as a worker
 would (`python -m runners evaluate`, through `grade-one` below), with the engine's performance
