@@ -116,16 +116,19 @@ def command_grade_one(args: argparse.Namespace) -> None:
 def command_parts(args: argparse.Namespace) -> dict:
     """Where a per-process offset lives: in `--procs` fresh processes, causal_attention's honest
     call on one shape and three of its parts, each timed as the engine times (flush, queue
-    hold, spread and varied inputs) in 3 interleaved passes; per part, each process's median."""
+    hold, spread and varied inputs) in `--passes` interleaved passes (with `--empty-cache`, the
+    caching allocator's memory released before each); per part, each process's median."""
     runs = []
     for proc in range(args.procs):
         command = [sys.executable, __file__, "parts-one", "--shape", args.shape]
+        command += ["--passes", str(args.passes)] + ["--empty-cache"] * args.empty_cache
+        command += ["--fresh-stream"] * args.fresh_stream
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
         print(done.stderr[-1500:], flush=True)
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(proc, runs[-1], flush=True)
     report = {"shape": args.shape, "runs": runs, "parts": {}}
-    for part in runs[0]:
+    for part in [name for name in runs[0] if name != "passes"]:
         medians = [run[part] for run in runs]
         report["parts"][part] = {"cv_pct": round(_cv(medians), 3), "medians_us": medians}
         print(part, report["parts"][part], flush=True)
@@ -164,7 +167,10 @@ def command_parts_one(args: argparse.Namespace) -> None:
     parts = {"call": call, "prologue": prologue, "kernel": kernel, "zeros": lambda a: a[0] * 0}
     medians: dict[str, list[float]] = {name: [] for name in parts}
     with torch.no_grad():
-        for _ in range(3):
+        for _ in range(args.passes):
+            if args.empty_cache:  # the next pass's memory is mapped anew
+                torch.cuda.empty_cache()
+            stream = torch.cuda.Stream() if args.fresh_stream else torch.cuda.current_stream()
             for name, part in parts.items():
                 settings = timing.Settings(
                     cap_s=performance.DEFAULT_TIME_CAP_S / performance.COMPUTE_ROUNDS,
@@ -173,9 +179,12 @@ def command_parts_one(args: argparse.Namespace) -> None:
                     hold_timeout_us=performance.HOLD_TIMEOUT_US,
                     vary_seed=secrets.randbits(48),
                 )
-                samples = timing.measure(part, bases, device="cuda", settings=settings)
+                with torch.cuda.stream(stream):
+                    samples = timing.measure(part, bases, device="cuda", settings=settings)
                 medians[name].append(statistics.median(samples.event_ms) * 1e3)
-    print(json.dumps({name: round(statistics.median(m), 3) for name, m in medians.items()}))
+    report = {name: round(statistics.median(m), 3) for name, m in medians.items()}
+    report["passes"] = {name: [round(v, 3) for v in m] for name, m in medians.items()}
+    print(json.dumps(report))
 
 
 def early_stop(us: list[float], rse_target: float = 0.003) -> list[float]:
@@ -253,6 +262,9 @@ def main() -> None:
     parts_one = commands.add_parser("parts-one", help="one process of `parts`")
     for sub in (parts, parts_one):
         sub.add_argument("--shape", default="hidden0")
+        sub.add_argument("--passes", type=int, default=3, help="each part timed this many times")
+        sub.add_argument("--empty-cache", action="store_true", help="memory freed between passes")
+        sub.add_argument("--fresh-stream", action="store_true", help="a new stream for each pass")
     again = commands.add_parser("analyze", help="the CV table of a collected report")
     again.add_argument("report", type=Path)
     args = parser.parse_args()
