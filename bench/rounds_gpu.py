@@ -3,12 +3,15 @@
     python bench/rounds_gpu.py collect --problem fp8_gemm --runs 5 --rounds 6 --full --out DIR
     python bench/rounds_gpu.py analyze DIR/rounds_fp8_gemm.json
     python bench/rounds_gpu.py parts --procs 12 --out DIR    # a per-process offset, by part
+    python bench/rounds_gpu.py parts --procs 5 --passes 6 --fresh-stream --out DIR
 
 `collect` runs `--runs` full grades of the honest solution, each in a fresh process as a worker
 would (`python -m runners evaluate`, through `grade-one` below), with the engine's performance
-gate timing every shape in `--rounds` rounds; it keeps every round's raw samples. With `--full`
-a round samples for its whole share of the time cap instead of stopping once its mean is
-precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a prefix.
+gate timing every shape in `--rounds` rounds (by default the engine's own); it keeps every
+round's raw samples, and the last grade's EvaluationResult (for `engine_gpu.py accuracy`).
+With `--full` a round samples for its whole share of the time cap instead of stopping once its
+mean is precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a
+prefix.
 With `--no-baselines` the reference is not timed (the eager, compile and library lines stay
 empty): only speedup-regime problems score by them, and they cost minutes per problem.
 
@@ -16,6 +19,10 @@ empty): only speedup-regime problems score by them, and they cost minutes per pr
 first k rounds (k from 3 up), each round reduced by its median over the early-stopped prefix
 (what the engine does), its median over all samples, or the mean of its middle half; rounds
 combined as `runners.scoring.round_center` does.
+
+`parts` times causal_attention's honest call and three of its parts in fresh processes, to find
+where a level that differs between processes but not within one lives; `--empty-cache` releases
+the allocator's memory before each pass, `--fresh-stream` runs each pass on a new CUDA stream.
 """
 
 from __future__ import annotations
