@@ -36,7 +36,7 @@ COMPUTE_WARMUP_S = 0.5
 SPREAD_BYTES = 2 * 2**30
 # Each shape is timed in this many rounds, one after another over all shapes, each round with a
 # share of the shape's time cap: a slow episode (late launches adding microseconds to every call
-# for seconds, seen on the H100) falls in one round, whose median the median of medians ignores.
+# for seconds, seen on the H100) falls in one round, which `scoring.round_center` leaves out.
 TIMING_ROUNDS = {"cuda": 3, "cpu": 1}
 # Compute-bound problems (every regime but "memory") take more rounds on CUDA: an unlocked SM
 # clock sits on steps about 1.3 % apart for seconds, each round lands on one step or another, and
