@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import subprocess
 import sys
@@ -39,7 +38,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SOLUTIONS = ROOT / "tests" / "runners" / "solutions"
-MIN_SAMPLES = 50
 
 
 def command_collect(args: argparse.Namespace) -> dict:
@@ -124,7 +122,10 @@ def command_parts(args: argparse.Namespace) -> dict:
     """Where a per-process offset lives: in `--procs` fresh processes, causal_attention's honest
     call on one shape and three of its parts, each timed as the engine times (flush, queue
     hold, spread and varied inputs) in `--passes` interleaved passes (with `--empty-cache`, the
-    caching allocator's memory released before each); per part, each process's median."""
+    caching allocator's memory released before each; with `--fresh-stream`, each on a new
+    stream); per part, each process's median."""
+    from bench.engine_gpu import _cv
+
     runs = []
     for proc in range(args.procs):
         command = [sys.executable, __file__, "parts-one", "--shape", args.shape]
@@ -194,17 +195,16 @@ def command_parts_one(args: argparse.Namespace) -> None:
     print(json.dumps(report))
 
 
-def early_stop(us: list[float], rse_target: float = 0.003) -> list[float]:
+def early_stop(us: list[float]) -> list[float]:
     """The prefix at which the engine's loop would have stopped (`runners.timing.measure`, its
-    minimum taken as 50 samples: small shapes' rings can ask for more)."""
-    total = total_sq = 0.0
+    minimum taken as the default 50 samples: small shapes' rings can ask for more)."""
+    from runners import timing
+
+    settings, running = timing.Settings(), timing._Running()
     for n, value in enumerate(us, 1):
-        total, total_sq = total + value, total_sq + value * value
-        if n >= MIN_SAMPLES:
-            mean = total / n
-            var = max(total_sq - n * mean * mean, 0.0) / (n - 1)
-            if math.sqrt(var / n) / mean < rse_target:
-                return us[:n]
+        running.add(value)
+        if n >= settings.min_samples and running.rse() < settings.rse_target:
+            return us[:n]
     return us
 
 
@@ -223,6 +223,7 @@ REDUCERS = {
 
 
 def analyze(report: dict) -> dict:
+    from bench.engine_gpu import _cv
     from runners.scoring import round_center
 
     runs = [run for run in report["runs"] if "rounds" in run]
@@ -241,10 +242,6 @@ def analyze(report: dict) -> dict:
                 row[f"{name}_{k}"] = round(_cv([round_center(m[:k]) for m in per_run]), 3)
         print(key, row, flush=True)
     return {"problem": report.get("problem"), "grades": len(runs), "shapes": table}
-
-
-def _cv(values: list[float]) -> float:
-    return 100 * statistics.stdev(values) / statistics.fmean(values) if len(values) > 1 else 0.0
 
 
 def main() -> None:

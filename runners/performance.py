@@ -97,10 +97,14 @@ class Performance:
         if self.device == "cpu":
             gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
 
+    @property
+    def _follows_clock(self) -> bool:
+        """Whether timed calls follow the SM clock's steps: on CUDA, every regime but memory
+        (they warm up longer and are timed in more rounds)."""
+        return self.device == "cuda" and self.problem.regime != "memory"
+
     def _rounds(self) -> int:
-        if self.device == "cuda" and self.problem.regime != "memory":
-            return COMPUTE_ROUNDS
-        return TIMING_ROUNDS[self.device]
+        return COMPUTE_ROUNDS if self._follows_clock else TIMING_ROUNDS[self.device]
 
     def _settings(self) -> Settings:
         cap = self.problem.time_cap_s or DEFAULT_TIME_CAP_S
@@ -113,7 +117,7 @@ class Performance:
             spread_bytes=SPREAD_BYTES,
             hold_timeout_us=HOLD_TIMEOUT_US,
         )
-        if self.problem.regime != "memory":
+        if self._follows_clock:
             settings.warmup_s = COMPUTE_WARMUP_S
         return settings
 
