@@ -8,7 +8,7 @@
 `collect` runs `--runs` full grades of the honest solution, each in a fresh process as a worker
 would (`python -m runners evaluate`, through `grade-one` below), with the engine's performance
 gate timing every shape in `--rounds` rounds (by default the engine's own); it keeps every
-round's raw samples, and the last grade's EvaluationResult (for `engine_gpu.py accuracy`).
+round's raw samples, and the first grade's EvaluationResult (for `engine_gpu.py accuracy`).
 With `--full` a round samples for its whole share of the time cap instead of stopping once its
 mean is precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a
 prefix.
@@ -50,7 +50,7 @@ def command_collect(args: argparse.Namespace) -> dict:
         command += ["--solution", str(solution), "--raw", str(raw)]
         command += ["--rounds", str(args.rounds)] * bool(args.rounds)
         command += ["--full"] * args.full + ["--no-baselines"] * args.no_baselines
-        command += ["--keep-result"] * (run == args.runs - 1)
+        command += ["--keep-result"] * (run == 0)  # kept even if a later grade is cut
         started = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
         print(done.stdout[-1500:], done.stderr[-3000:], sep="\n", flush=True)
@@ -109,6 +109,14 @@ def command_grade_one(args: argparse.Namespace) -> None:
         "score": result.get("score"),
         "cost": result.get("cost"),
         "clocks": (result.get("environment") or {}).get("clocks"),
+        "process_starts_s": next(
+            (
+                g["details"].get("process_starts_s")
+                for g in result["gates"]
+                if g["name"] == "performance"
+            ),
+            None,
+        ),
         "reported_us": {
             f"{s['set']}{s['index']}": (s.get("time") or {}).get("median_us")
             for s in result["shapes"]

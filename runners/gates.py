@@ -64,6 +64,7 @@ class Grading:
         self.folder: RunFolder | None = None
         self.oracle: Worker | None = None
         self.candidate: Worker | None = None
+        self._candidate_argv: tuple[list[str], Any] | None = None
         self.expected: dict[str, Any] = {}
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
 
@@ -109,13 +110,32 @@ class Grading:
             inner, limits=self.limits, uid=uid, masked=masked_paths(self.problem)
         )
         self.result.isolation = isolation
+        self._candidate_argv = argv, preexec
+        self._start_candidate()
+
+    def _start_candidate(self) -> None:
+        argv, preexec = self._candidate_argv
         self.candidate = Worker(
             argv,
-            env=sandbox.child_env(folder.cand, device=self.device),
-            cwd=folder.cand,
-            log_path=folder.root / "candidate.log",
+            env=sandbox.child_env(self.folder.cand, device=self.device),
+            cwd=self.folder.cand,
+            log_path=self.folder.root / "candidate.log",
             preexec_fn=preexec,
         )
+
+    def restart_candidate(self) -> float:
+        """End the candidate process and start a fresh one, the solution imported and the first
+        visible shape's model built in it; returns the seconds the new process took."""
+        self.close_candidate()
+        started = time.perf_counter()
+        self._start_candidate()
+        self.ask_candidate(
+            {"op": "build", **self._model_files(self.visible[0])},
+            self.limits.build_s,
+            Verdict.RUNTIME_ERROR,
+            self.visible[0],
+        )
+        return time.perf_counter() - started
 
     def _model_files(self, plan: ShapePlan) -> dict[str, str]:
         return {

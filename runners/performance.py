@@ -77,7 +77,16 @@ class Performance:
         settings = dataclasses.replace(settings, cap_s=settings.cap_s / rounds)
         gate.details["settings"] = settings.__dict__ | {"rounds": rounds}
         samples: dict[str, list[list[float]]] = {plan.id: [] for plan in self.timed}
-        for _ in range(rounds):
+        starts: list[float] = []
+        for index in range(rounds):
+            # Each round runs in a candidate process of its own: a call made of small
+            # kernels runs at one of two levels that hold for a whole process (causal_attention's
+            # 26 us call: 26.1-26.6 us in half of 34 fresh processes, 27.0-28.3 us in the rest),
+            # which rounds in one process cannot average (docs/benchmarks.md, "A process per
+            # round"). The start itself is not timed.
+            if index:
+                starts.append(round(self.grading.restart_candidate(), 3))
+                gate.details["process_starts_s"] = starts
             # A seed per round that the candidate cannot predict: its timed calls' inputs.
             varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
             for plan in self.timed:
@@ -94,6 +103,8 @@ class Performance:
         gate.reason = f"{len(self.timed)} shape(s) timed"
         if rounds > 1:
             gate.reason += f" in {rounds} rounds"
+        if starts:
+            gate.reason += ", each in a fresh process"
         if self.device == "cpu":
             gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
 

@@ -25,8 +25,11 @@ REGIME_SHARE = 1 / 8
 # large share of it, so its time does not reproduce to the protocol's 1.5 % across processes.
 MIN_SCORED_US = 5.0
 # A round whose median lies further than this from the rounds' median is left out of the
-# reported time (`round_center`): a slow episode, not a clock step.
-ROUND_TOLERANCE = 0.03
+# reported time (`round_center`): a slow episode (2-3x), not a clock step (about 1.3 %) nor a
+# process's level (each round runs in its own process; causal_attention's 27 us call sits
+# 4-9 % apart in some of them, and a 3 % band left out whichever level was rarer: 2.4 % across
+# five grades instead of 1.2 %; docs/benchmarks.md, "A process per round").
+ROUND_TOLERANCE = 0.10
 
 
 def round_center(medians: Sequence[float]) -> float:

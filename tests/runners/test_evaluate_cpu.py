@@ -205,14 +205,29 @@ def test_cpu_grading_refuses_a_problem_without_smoke_shapes(tmp_path: Path):
         evaluate(folder, HERE / "solutions" / "runtime" / "honest.py", device="cpu")
 
 
-def test_each_short_shape_is_timed_in_every_round(monkeypatch):
-    from runners import performance
+def test_each_short_shape_is_timed_in_every_round_each_in_a_fresh_process(monkeypatch):
+    from runners import gates, performance
 
-    # CUDA times 3 rounds; CPU one by default
+    # CUDA times 3 or 6 rounds; CPU one by default
     monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 2)
+    started = []
+    start_candidate = gates.Grading._start_candidate
+
+    def recorded(self):
+        start_candidate(self)
+        started.append(self.candidate.proc.pid)
+
+    monkeypatch.setattr(gates.Grading, "_start_candidate", recorded)
     result = run_bounded(grade_tiny, "honest")
     assert result.verdict == Verdict.OK, result.reason
     performance = next(g for g in result.gates if g.name == "performance")
     assert performance.details["settings"]["rounds"] == 2
+    # The second round ran in a process started for it, the solution built there again.
+    assert len(started) == len(set(started)) == 2
+    assert len(performance.details["process_starts_s"]) == 1
+    assert performance.reason.endswith(
+        "in 2 rounds, each in a fresh process (CPU: smoke shapes "
+        "only, not comparable, no speed-of-light floor)"
+    )
     timed = [s for s in result.shapes if s.time]
     assert timed and all(s.time.rounds == 2 and s.time.n >= 2 * 3 for s in timed)
