@@ -79,11 +79,11 @@ class Performance:
         samples: dict[str, list[list[float]]] = {plan.id: [] for plan in self.timed}
         starts: list[float] = []
         for index in range(rounds):
-            # Each round runs in a candidate process of its own: a call made of small
-            # kernels runs at one of two levels that hold for a whole process (causal_attention's
-            # 26 us call: 26.1-26.6 us in half of 34 fresh processes, 27.0-28.3 us in the rest),
-            # which rounds in one process cannot average (docs/benchmarks.md, "A process per
-            # round"). The start itself is not timed.
+            # Each round runs in a candidate process of its own: a call made of small kernels
+            # runs at one of two levels that hold for a whole process (causal_attention's 26 us
+            # call: 26.1-26.6 us in half of 34 fresh processes, 27.0-28.3 us in the rest), which
+            # rounds in one process cannot average (docs/benchmarks.md, "A process per round").
+            # The start itself is not timed.
             if index:
                 starts.append(round(self.grading.restart_candidate(), 3))
                 gate.details["process_starts_s"] = starts
