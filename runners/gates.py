@@ -64,7 +64,7 @@ class Grading:
         self.folder: RunFolder | None = None
         self.oracle: Worker | None = None
         self.candidate: Worker | None = None
-        self._candidate_argv: tuple[list[str], Any] | None = None
+        self._candidate_command: tuple[list[str], Any] | None = None
         self.expected: dict[str, Any] = {}
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
 
@@ -83,12 +83,7 @@ class Grading:
         prepared = self.ask_reference(message, PREPARE_TIMEOUT_S)
         self.has_library = bool(prepared.get("library"))
         self.result.cost["reference_s"] = round(time.perf_counter() - started, 3)
-        reply = self.ask_candidate(
-            {"op": "build", **self._model_files(self.visible[0])},
-            self.limits.build_s,
-            Verdict.BUILD_ERROR,
-            self.visible[0],
-        )
+        reply = self._build_candidate(Verdict.BUILD_ERROR)
         gate.details["import_and_construct_s"] = round(reply["seconds"], 3)
         gate.reason = "imported, constructed and loaded the reference state_dict strictly"
 
@@ -110,11 +105,11 @@ class Grading:
             inner, limits=self.limits, uid=uid, masked=masked_paths(self.problem)
         )
         self.result.isolation = isolation
-        self._candidate_argv = argv, preexec
+        self._candidate_command = argv, preexec
         self._start_candidate()
 
     def _start_candidate(self) -> None:
-        argv, preexec = self._candidate_argv
+        argv, preexec = self._candidate_command
         self.candidate = Worker(
             argv,
             env=sandbox.child_env(self.folder.cand, device=self.device),
@@ -129,13 +124,14 @@ class Grading:
         self.close_candidate()
         started = time.perf_counter()
         self._start_candidate()
-        self.ask_candidate(
-            {"op": "build", **self._model_files(self.visible[0])},
-            self.limits.build_s,
-            Verdict.RUNTIME_ERROR,
-            self.visible[0],
-        )
+        self._build_candidate(Verdict.RUNTIME_ERROR)
         return time.perf_counter() - started
+
+    def _build_candidate(self, verdict: str) -> dict:
+        """Import the solution in the candidate process and build the first visible shape's
+        model; a failure is `verdict`."""
+        message = {"op": "build", **self._model_files(self.visible[0])}
+        return self.ask_candidate(message, self.limits.build_s, verdict, self.visible[0])
 
     def _model_files(self, plan: ShapePlan) -> dict[str, str]:
         return {

@@ -231,3 +231,18 @@ def test_each_short_shape_is_timed_in_every_round_each_in_a_fresh_process(monkey
     )
     timed = [s for s in result.shapes if s.time]
     assert timed and all(s.time.rounds == 2 and s.time.n >= 2 * 3 for s in timed)
+
+
+def test_a_solution_that_fails_to_import_in_a_later_round_process_is_a_runtime_error(monkeypatch):
+    """Each round after the first starts a fresh process, which imports the solution again: a
+    failure there fails the performance gate with the import's error, the earlier gates kept."""
+    from runners import performance
+
+    monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 2)
+    result = grade_tiny("fails_in_second_process", static=False)
+    assert result.verdict == Verdict.RUNTIME_ERROR
+    assert "this solution imports only once" in result.reason
+    assert result.correct_visible and result.correct_hidden
+    status = {gate.name: gate.status for gate in result.gates}
+    assert status["build"] == status["correct_visible"] == "pass"
+    assert status["performance"] == "fail"

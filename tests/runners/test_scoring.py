@@ -51,7 +51,7 @@ def test_rounds_on_different_clock_steps_are_averaged():
 
 def test_rounds_from_processes_on_two_levels_are_averaged():
     """Each round runs in its own process, and a call made of small kernels sits on one of two
-    levels 4-8 % apart per process (causal_attention's 27 us shape on the H100): every round
+    levels 4-9 % apart per process (causal_attention's 27 us shape on the H100): every round
     counts, so the reported time is not whichever level was rarer left out."""
     fast, slow = [0.02618] * 50, [0.02845] * 50  # ms: 8.7 % apart
     stats = summarize([slow, fast, slow, slow, fast, slow])
