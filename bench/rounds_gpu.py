@@ -1,7 +1,7 @@
 """Which per-shape statistic reproduces across fresh grades: rounds, and what each round reports.
 
     python bench/rounds_gpu.py collect --problem fp8_gemm --runs 5 --rounds 6 --full --out DIR
-    python bench/rounds_gpu.py analyze DIR/rounds_fp8_gemm.json
+    python bench/rounds_gpu.py analyze DIR/rounds_fp8_gemm.json [OTHER/rounds_fp8_gemm.json ...]
     python bench/rounds_gpu.py parts --procs 12 --out DIR    # a per-process offset, by part
     python bench/rounds_gpu.py parts --procs 5 --passes 6 --fresh-stream --out DIR
 
@@ -15,10 +15,11 @@ prefix.
 With `--no-baselines` the reference is not timed (the eager, compile and library lines stay
 empty): only speedup-regime problems score by them, and they cost minutes per problem.
 
-`analyze` then reports, per shape, the CV across the grades of each candidate statistic: the
-first k rounds (k from 3 up), each round reduced by its median over the early-stopped prefix
-(what the engine does), its median over all samples, or the mean of its middle half; rounds
-combined as `runners.scoring.round_center` does.
+`analyze` then reports, per shape, the CV across the grades (of several reports of one problem,
+pooled) of each candidate statistic: the first k rounds (k from 3 up), each round reduced by its
+median over the early-stopped prefix (what the engine does), its median over all samples, or the
+mean of its middle half; rounds combined as `runners.scoring.round_center` does. A shape's
+rounds counts per grade are listed: more where its rounds disagreed (`scoring.unsettled`).
 
 `parts` times causal_attention's honest call and three of its parts in fresh processes, to find
 where a level that differs between processes but not within one lives; `--empty-cache` releases
@@ -103,20 +104,16 @@ def command_grade_one(args: argparse.Namespace) -> None:
     result = json.loads(result_path.read_text())
     if not args.keep_result:
         result_path.unlink()
+    gates = [g["details"] for g in result["gates"] if g["name"] == "performance"]
+    performance_gate = gates[0] if gates else {}
     record = {
         "verdict": result["verdict"],
         "reason": result["reason"],
         "score": result.get("score"),
         "cost": result.get("cost"),
         "clocks": (result.get("environment") or {}).get("clocks"),
-        "process_starts_s": next(
-            (
-                g["details"].get("process_starts_s")
-                for g in result["gates"]
-                if g["name"] == "performance"
-            ),
-            None,
-        ),
+        "process_starts_s": performance_gate.get("process_starts_s"),
+        "more_rounds": performance_gate.get("more_rounds"),
         "reported_us": {
             f"{s['set']}{s['index']}": (s.get("time") or {}).get("median_us")
             for s in result["shapes"]
@@ -236,12 +233,14 @@ def analyze(report: dict) -> dict:
 
     runs = [run for run in report["runs"] if "rounds" in run]
     keys = list(runs[0]["rounds"]) if runs else []
-    most = min(len(run["rounds"][key]) for run in runs for key in keys) if runs else 0
     table: dict = {}
     for key in keys:
+        taken = [len(run["rounds"][key]) for run in runs]  # more where a shape's rounds disagreed
+        most = min(taken)
         row = table[key] = {
             "median_us": round(statistics.median(run["reported_us"][key] for run in runs), 2),
             "reported_cv_pct": round(_cv([run["reported_us"][key] for run in runs]), 3),
+            "rounds": taken,
             "round_samples": [len(r["us"]) for r in runs[0]["rounds"][key]],
         }
         for name, reduce in REDUCERS.items():
@@ -278,7 +277,7 @@ def main() -> None:
         sub.add_argument("--empty-cache", action="store_true", help="memory freed between passes")
         sub.add_argument("--fresh-stream", action="store_true", help="a new stream for each pass")
     again = commands.add_parser("analyze", help="the CV table of a collected report")
-    again.add_argument("report", type=Path)
+    again.add_argument("reports", type=Path, nargs="+", help="reports of the same problem")
     args = parser.parse_args()
     if args.command == "grade-one":
         command_grade_one(args)
@@ -288,7 +287,9 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "rounds_parts.json").write_text(json.dumps(command_parts(args), indent=1))
     elif args.command == "analyze":
-        print(json.dumps(analyze(json.loads(args.report.read_text())), indent=1))
+        reports = [json.loads(path.read_text()) for path in args.reports]
+        pooled = reports[0] | {"runs": [run for report in reports for run in report["runs"]]}
+        print(json.dumps(analyze(pooled), indent=1))
     else:
         args.out.mkdir(parents=True, exist_ok=True)
         report = command_collect(args)

@@ -45,6 +45,11 @@ TIMING_ROUNDS = {"cuda": 3, "cpu": 1}
 # for compute-bound problems"). Memory-bound calls do not follow the clock. The rounds share the
 # same time cap.
 COMPUTE_ROUNDS = 6
+# A shape whose rounds still disagree after those (`scoring.unsettled`: a call's two process
+# levels, the clock's steps) is timed in more rounds, alone with the other such shapes, each in a
+# fresh process, up to this many times its rounds in all. On CUDA only: the CPU's one round
+# gives no estimate, and CPU grades are never ranked.
+MORE_ROUNDS = {"cuda": 2, "cpu": 1}
 # torch.compile on CPU needs a C++ toolchain and seconds per shape; the CPU target is never
 # ranked, so its speedup is over eager only.
 # "library" times reference.py's optional Library module (cuBLAS, SDPA, torch.topk...): the
@@ -73,40 +78,63 @@ class Performance:
     # -- performance ---------------------------------------------------------------------
     def performance(self, gate: GateResult) -> None:
         rounds = self._rounds()
+        most = rounds * MORE_ROUNDS[self.device]
         settings = self._settings()
         settings = dataclasses.replace(settings, cap_s=settings.cap_s / rounds)
-        gate.details["settings"] = settings.__dict__ | {"rounds": rounds}
+        gate.details["settings"] = settings.__dict__ | {"rounds": rounds, "most_rounds": most}
         samples: dict[str, list[list[float]]] = {plan.id: [] for plan in self.timed}
-        starts: list[float] = []
         for index in range(rounds):
-            # Each round runs in a candidate process of its own: a call made of small kernels
-            # runs at one of two levels that hold for a whole process (causal_attention's 26 us
-            # call: 26.1-26.6 us in half of 34 fresh processes, 27.0-28.3 us in the rest), which
-            # rounds in one process cannot average (docs/benchmarks.md, "A process per round").
-            # The start itself is not timed.
-            if index:
-                starts.append(round(self.grading.restart_candidate(), 3))
-                gate.details["process_starts_s"] = starts
-            # A seed per round that the candidate cannot predict: its timed calls' inputs.
-            varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
-            for plan in self.timed:
-                problems = self._time_candidate(plan, varied, samples[plan.id], gate)
-                if problems:
-                    raise GateFailure(
-                        Verdict.TIMING_REJECTED,
-                        f"{plan.label}: {problems[0]}",
-                        {"problems": problems if plan.set != "hidden" else []},
-                    )
+            varied = self._round(index, self.timed, settings, samples, gate)
+        more: dict[str, int] = {}
+        for index in range(rounds, most):
+            plans = [plan for plan in self.timed if scoring.unsettled(self.shapes[plan.id].time)]
+            if not plans:
+                break
+            varied = self._round(index, plans, settings, samples, gate)
+            more.update({plan.id: more.get(plan.id, 0) + 1 for plan in plans})
+        gate.details["more_rounds"] = more
         if self.device == "cuda" and self.kernels.names:
             for plan in self.timed:
                 self._profile(plan, varied, gate)
         gate.reason = f"{len(self.timed)} shape(s) timed"
         if rounds > 1:
             gate.reason += f" in {rounds} rounds"
-        if starts:
+        if "process_starts_s" in gate.details:
             gate.reason += ", each in a fresh process"
+        if more:
+            most_taken = rounds + max(more.values())
+            gate.reason += f"; {len(more)} whose rounds disagreed in up to {most_taken}"
         if self.device == "cpu":
             gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
+
+    def _round(
+        self,
+        index: int,
+        plans: list[ShapePlan],
+        settings: Settings,
+        samples: dict[str, list[list[float]]],
+        gate: GateResult,
+    ) -> Settings:
+        """Time one round of `plans`, adding to `samples`; returns the round's settings."""
+        # Each round runs in a candidate process of its own: a call made of small kernels
+        # runs at one of two levels that hold for a whole process (causal_attention's 26 us
+        # call: 26.1-26.6 us in half of 34 fresh processes, 27.0-28.3 us in the rest), which
+        # rounds in one process cannot average (docs/benchmarks.md, "A process per round").
+        # The start itself is not timed.
+        if index:
+            starts = gate.details.setdefault("process_starts_s", [])
+            starts.append(round(self.grading.restart_candidate(), 3))
+        # A seed per round that the candidate cannot predict: its timed calls' inputs.
+        varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
+        for plan in plans:
+            problems = self._time_candidate(plan, varied, samples[plan.id], gate)
+            if problems:
+                raise GateFailure(
+                    Verdict.TIMING_REJECTED,
+                    f"{plan.label}: {problems[0]}",
+                    {"problems": problems if plan.set != "hidden" else []},
+                )
+        return varied
 
     @property
     def _follows_clock(self) -> bool:

@@ -30,6 +30,18 @@ MIN_SCORED_US = 5.0
 # 4-9 % apart in some of them, and a 3 % band left out whichever level was rarer: 2.4 % across
 # five grades instead of 1.2 %; docs/benchmarks.md, "A process per round").
 ROUND_TOLERANCE = 0.10
+# A shape whose reported time is less precise than this (the relative standard error of the mean
+# of its round medians) takes more rounds (`unsettled`): half the protocol's target across fresh
+# processes for its size, 0.5 % from 50 us, 1.5 % below. A call whose process levels lie 2.3 %
+# apart (moe_swiglu's 66 us shape) spread 0.74 % across grades from 6 rounds; the standard error
+# of 6 such rounds is about 0.5 %.
+SETTLED_ERROR = ((50.0, 0.0025), (0.0, 0.0075))  # (from this many microseconds, error)
+
+
+def _kept(medians: Sequence[float]) -> list[float]:
+    """The round medians within `ROUND_TOLERANCE` of their median (all of them if none is)."""
+    middle = statistics.median(medians)
+    return [m for m in medians if abs(m - middle) <= ROUND_TOLERANCE * middle] or list(medians)
 
 
 def round_center(medians: Sequence[float]) -> float:
@@ -43,9 +55,22 @@ def round_center(medians: Sequence[float]) -> float:
     slow episode (short calls at 2-3x their time for seconds, seen on the H100) lies far
     outside the steps and is left out.
     """
-    middle = statistics.median(medians)
-    kept = [m for m in medians if abs(m - middle) <= ROUND_TOLERANCE * middle]
-    return statistics.fmean(kept or medians)
+    return statistics.fmean(_kept(medians))
+
+
+def round_error(medians: Sequence[float]) -> float:
+    """The relative standard error of `round_center`: the kept rounds' standard deviation over
+    the square root of their number, over their mean. 0 from a single round (no estimate)."""
+    kept = _kept(medians)
+    if len(kept) < 2:
+        return 0.0
+    return statistics.stdev(kept) / math.sqrt(len(kept)) / statistics.fmean(kept)
+
+
+def unsettled(stats: TimingStats) -> bool:
+    """Whether a shape's rounds disagree by more than `SETTLED_ERROR` allows for its size."""
+    target = next(error for start_us, error in SETTLED_ERROR if stats.median_us >= start_us)
+    return round_error(stats.round_medians_us) > target
 
 
 def summarize(rounds_ms: Sequence[Sequence[float]]) -> TimingStats:

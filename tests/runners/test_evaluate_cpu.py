@@ -233,6 +233,41 @@ def test_each_short_shape_is_timed_in_every_round_each_in_a_fresh_process(monkey
     assert timed and all(s.time.rounds == 2 and s.time.n >= 2 * 3 for s in timed)
 
 
+def test_a_shape_whose_rounds_disagree_takes_more_rounds_until_settled(monkeypatch):
+    """After its rounds a shape that `scoring.unsettled` finds imprecise is timed in more
+    rounds, each in a fresh process, and stops once settled or at `MORE_ROUNDS` times its
+    rounds."""
+    from runners import performance, scoring
+
+    monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 2)
+    monkeypatch.setitem(performance.MORE_ROUNDS, "cpu", 3)
+    asked = []
+
+    def settles_at_four(stats):
+        asked.append(stats.rounds)
+        return stats.rounds < 4
+
+    monkeypatch.setattr(scoring, "unsettled", settles_at_four)
+    result = run_bounded(grade_tiny, "honest")
+    assert result.verdict == Verdict.OK, result.reason
+    gate = next(g for g in result.gates if g.name == "performance")
+    assert asked == [2, 3, 4]  # asked after the rounds, then after each extra round
+    assert gate.details["settings"]["rounds"] == 2 and gate.details["settings"]["most_rounds"] == 6
+    assert gate.details["more_rounds"] == {"smoke0": 2}
+    assert len(gate.details["process_starts_s"]) == 3
+    reason = "in 2 rounds, each in a fresh process; 1 whose rounds disagreed in up to 4"
+    assert reason in gate.reason
+    (timed,) = [s for s in result.shapes if s.time]
+    assert timed.time.rounds == len(timed.time.round_medians_us) == 4
+
+    # A shape that never settles stops at MORE_ROUNDS times its rounds.
+    monkeypatch.setattr(scoring, "unsettled", lambda stats: True)
+    result = run_bounded(grade_tiny, "honest")
+    gate = next(g for g in result.gates if g.name == "performance")
+    assert result.verdict == Verdict.OK and gate.details["more_rounds"] == {"smoke0": 4}
+    assert [s.time.rounds for s in result.shapes if s.time] == [6]
+
+
 def test_a_solution_that_fails_to_import_in_a_later_round_process_is_a_runtime_error(monkeypatch):
     """Each round after the first starts a fresh process, which imports the solution again: a
     failure there fails the performance gate with the import's error, the earlier gates kept."""
