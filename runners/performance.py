@@ -103,7 +103,7 @@ class Performance:
             gate.reason += ", each in a fresh process"
         if more:
             most_taken = rounds + max(more.values())
-            gate.reason += f"; {len(more)} whose rounds disagreed in up to {most_taken}"
+            gate.reason += f"; {len(more)} of them, whose rounds disagreed, in up to {most_taken}"
         if self.device == "cpu":
             gate.reason += " (CPU: smoke shapes only, not comparable, no speed-of-light floor)"
 

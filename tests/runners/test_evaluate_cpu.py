@@ -255,7 +255,7 @@ def test_a_shape_whose_rounds_disagree_takes_more_rounds_until_settled(monkeypat
     assert gate.details["settings"]["rounds"] == 2 and gate.details["settings"]["most_rounds"] == 6
     assert gate.details["more_rounds"] == {"smoke0": 2}
     assert len(gate.details["process_starts_s"]) == 3
-    reason = "in 2 rounds, each in a fresh process; 1 whose rounds disagreed in up to 4"
+    reason = "in 2 rounds, each in a fresh process; 1 of them, whose rounds disagreed, in up to 4"
     assert reason in gate.reason
     (timed,) = [s for s in result.shapes if s.time]
     assert timed.time.rounds == len(timed.time.round_medians_us) == 4

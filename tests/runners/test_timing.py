@@ -138,6 +138,65 @@ def test_cuda_settings_hold_the_call_behind_the_flush(monkeypatch):
     assert timing.PROTOCOL == 4
 
 
+class _FakeDevice:
+    """One time axis in microseconds: the host's time, the timed stream's queued work, other
+    streams' work still running, and a host that takes `wake_us` to come back from a synchronize
+    and land its next event."""
+
+    def __init__(self, call_us: float, side_us: float, wake_us: float):
+        self.call_us, self.side_us, self.wake_us = call_us, side_us, wake_us
+        self.now = self.stream_end = self.side_end = 0.0
+
+    def call(self, args):
+        self.stream_end = max(self.now, self.stream_end) + self.call_us
+        self.side_end = self.stream_end + self.side_us  # work left running on another stream
+
+    def record(self, event):
+        event.t = max(self.now, self.stream_end)
+
+    def synchronize(self):
+        self.now = max(self.now, self.stream_end, self.side_end) + self.wake_us
+
+
+def _clock_on(monkeypatch, device: _FakeDevice) -> timing._CudaClock:
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(timing, "_Event", lambda enable_timing: SimpleNamespace(t=None))
+    monkeypatch.setattr(timing, "_record", device.record)
+    monkeypatch.setattr(timing, "_synchronize", device.synchronize)
+    monkeypatch.setattr(timing, "_elapsed", lambda a, b: (b.t - a.t) / 1e3)
+    monkeypatch.setattr(timing, "_perf_counter", lambda: device.now / 1e6)
+    monkeypatch.setattr(timing.torch, "empty", lambda *a, **k: torch.zeros(1))  # the flush
+    return timing._CudaClock(flush_bytes=1)
+
+
+@pytest.mark.parametrize("wake_us", [2.0, 60.0, 400.0])
+def test_a_host_slow_to_wake_from_a_synchronize_is_not_escaped_work(monkeypatch, wake_us):
+    """The span until the device is idle leaves out the host's own delay after a synchronize,
+    measured on the idle device: on the H100 one fresh process took 60 us there at the median,
+    and an honest 3.6 us call read as 65 us of escaped work (timing_rejected)."""
+    from runners.scoring import timing_problems
+
+    device = _FakeDevice(call_us=3.6, side_us=0.0, wake_us=wake_us)
+    clock = _clock_on(monkeypatch, device)
+    event, host, span, _ = clock.time(device.call, [])
+    assert event == pytest.approx(0.0036) and span == pytest.approx(0.0036)
+    reply = {"event_ms": [event] * 50, "span_ms": [span] * 50, "host_ms": [host] * 50}
+    assert timing_problems(reply, parent_wall_s=10.0) == []
+
+
+def test_work_left_on_another_stream_still_shows_in_the_span(monkeypatch):
+    from runners.scoring import timing_problems
+
+    device = _FakeDevice(call_us=3.6, side_us=500.0, wake_us=60.0)
+    clock = _clock_on(monkeypatch, device)
+    event, host, span, _ = clock.time(device.call, [])
+    assert event == pytest.approx(0.0036) and span == pytest.approx(0.5036)
+    reply = {"event_ms": [event] * 50, "span_ms": [span] * 50, "host_ms": [host] * 50}
+    (problem,) = timing_problems(reply, parent_wall_s=10.0)
+    assert "503.6 us until the device was idle against 3.6 us timed" in problem
+
+
 def test_compute_bound_problems_take_more_rounds_on_cuda_only():
     """An unlocked SM clock puts whole rounds on one step or another: compute-bound problems
     average more of them (docs/benchmarks.md, "Six rounds for compute-bound problems");
