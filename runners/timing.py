@@ -306,9 +306,11 @@ class _CudaClock:
     gap between the two; less the host's own delay between a synchronize returning and its next
     event landing, measured the same way on the idle device right after (`idle`). That delay is
     the process's, not the call's: in one process on the H100 it was 60 us at the median, and a
-    3.6 us call read as 65 us of escaped work. With a hold, the device waits after the flush
-    until the host has queued the call and its end event (runners.hold), so the window holds no
-    launch latency.
+    3.6 us call read as 65 us of escaped work. No work of the call can widen that measurement:
+    the synchronize before it waited for everything queued, and only a host thread (refused by
+    the static gate) could queue more. With a hold, the device waits after the flush until the
+    host has queued the call and its end event (runners.hold), so the window holds no launch
+    latency.
     """
 
     def __init__(self, flush_bytes: int, hold_timeout_us: float = 0.0):
