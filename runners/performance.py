@@ -91,7 +91,7 @@ class Performance:
             if not plans:
                 break
             varied = self._round(index, plans, settings, samples, gate)
-            more.update({plan.id: more.get(plan.id, 0) + 1 for plan in plans})
+            more.update({plan.name: more.get(plan.name, 0) + 1 for plan in plans})
         gate.details["more_rounds"] = more
         if self.device == "cuda" and self.kernels.names:
             for plan in self.timed:

@@ -40,6 +40,13 @@ class ShapePlan:
             return f"held-out case {self.index + 1}"  # counted from 1, as every page does
         return f"{self.set} shape {self.index + 1} {self.params}"
 
+    @property
+    def name(self) -> str:
+        """How the platform's pages name the shape ("visible 2", "held-out case 4")."""
+        if self.set == "hidden":
+            return self.label
+        return f"{self.set} {self.index + 1}"
+
     def message(self) -> dict[str, Any]:
         return {"id": self.id, "params": self.params, "seeds": self.seeds, "dists": self.dists}
 

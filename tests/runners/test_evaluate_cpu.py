@@ -253,7 +253,7 @@ def test_a_shape_whose_rounds_disagree_takes_more_rounds_until_settled(monkeypat
     gate = next(g for g in result.gates if g.name == "performance")
     assert asked == [2, 3, 4]  # asked after the rounds, then after each extra round
     assert gate.details["settings"]["rounds"] == 2 and gate.details["settings"]["most_rounds"] == 6
-    assert gate.details["more_rounds"] == {"smoke0": 2}
+    assert gate.details["more_rounds"] == {"smoke 1": 2}
     assert len(gate.details["process_starts_s"]) == 3
     reason = "in 2 rounds, each in a fresh process; 1 of them, whose rounds disagreed, in up to 4"
     assert reason in gate.reason
@@ -264,7 +264,7 @@ def test_a_shape_whose_rounds_disagree_takes_more_rounds_until_settled(monkeypat
     monkeypatch.setattr(scoring, "unsettled", lambda stats: True)
     result = run_bounded(grade_tiny, "honest")
     gate = next(g for g in result.gates if g.name == "performance")
-    assert result.verdict == Verdict.OK and gate.details["more_rounds"] == {"smoke0": 4}
+    assert result.verdict == Verdict.OK and gate.details["more_rounds"] == {"smoke 1": 4}
     assert [s.time.rounds for s in result.shapes if s.time] == [6]
 
 

@@ -31,6 +31,9 @@ def test_held_out_labels_name_no_parameters():
     _, hidden = plan_shapes(load_problem(TINY), "cuda")
     assert hidden[1].label == "held-out case 2"  # counted from 1
     assert "rows" not in hidden[1].label
+    # Short names, as the platform's pages give them
+    visible, _ = plan_shapes(load_problem(TINY), "cuda")
+    assert hidden[1].name == "held-out case 2" and visible[0].name == "visible 1"
 
 
 def test_masked_paths_cover_the_deck_and_the_problem_folder():
