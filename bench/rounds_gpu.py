@@ -231,7 +231,8 @@ def analyze(report: dict) -> dict:
     from bench.engine_gpu import _cv
     from runners.scoring import round_center
 
-    runs = [run for run in report["runs"] if "rounds" in run]
+    # A rejected grade stops mid-gate, its later shapes untimed: only grades that passed count.
+    runs = [run for run in report["runs"] if "rounds" in run and run.get("verdict") == "ok"]
     keys = list(runs[0]["rounds"]) if runs else []
     table: dict = {}
     for key in keys:
@@ -288,6 +289,9 @@ def main() -> None:
         (args.out / "rounds_parts.json").write_text(json.dumps(command_parts(args), indent=1))
     elif args.command == "analyze":
         reports = [json.loads(path.read_text()) for path in args.reports]
+        problems = sorted({str(report.get("problem")) for report in reports})
+        if len(problems) > 1:
+            parser.error(f"the reports are of different problems: {', '.join(problems)}")
         pooled = reports[0] | {"runs": [run for report in reports for run in report["runs"]]}
         print(json.dumps(analyze(pooled), indent=1))
     else:
