@@ -12,6 +12,8 @@ round's raw samples, and the first grade's EvaluationResult (for `engine_gpu.py 
 With `--full` a round samples for its whole share of the time cap instead of stopping once its
 mean is precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a
 prefix.
+With `--until EPOCH` no grade starts that would end after that time (judged by the longest grade
+so far), so a device call's limit cuts no grade in the middle.
 With `--no-baselines` the reference is not timed (the eager, compile and library lines stay
 empty): only speedup-regime problems score by them, and they cost minutes per problem.
 
@@ -45,7 +47,11 @@ def command_collect(args: argparse.Namespace) -> dict:
     solution = SOLUTIONS / args.problem / "honest.py"
     report: dict = {"problem": args.problem, "rounds": args.rounds, "full": args.full, "runs": []}
     target = args.out / f"rounds_{args.problem}.json"
+    longest = 0.0
     for run in range(args.runs):
+        if args.until and time.time() + longest > args.until:
+            print(f"stopped after {run} grades: another would end past --until", flush=True)
+            break
         raw = args.out / f"raw_{args.problem}_{run}.json"
         command = [sys.executable, __file__, "grade-one", "--problem", args.problem]
         command += ["--solution", str(solution), "--raw", str(raw)]
@@ -60,6 +66,7 @@ def command_collect(args: argparse.Namespace) -> dict:
             continue
         record = json.loads(raw.read_text())
         record["wall_s"] = round(time.perf_counter() - started, 1)
+        longest = max(longest, record["wall_s"])
         raw.unlink()  # one file per problem comes back from the device: the report
         report["runs"].append(record)
         target.write_text(json.dumps(report) + "\n")  # after each grade: a cut run keeps its data
@@ -264,6 +271,9 @@ def main() -> None:
         sub.add_argument("--no-baselines", action="store_true", help="leave the reference untimed")
     collect.add_argument("--runs", type=int, default=5)
     collect.add_argument("--out", type=Path, required=True)
+    collect.add_argument(
+        "--until", type=float, help="start no grade that would end past this epoch second"
+    )
     one.add_argument("--solution", type=Path, required=True)
     one.add_argument("--raw", type=Path, required=True)
     one.add_argument("--device", default="cuda", help="cpu: to try the plumbing without a GPU")

@@ -57,39 +57,74 @@ def _mismatch_in_kind(want: torch.Tensor, got: Any) -> str | None:
     return None
 
 
+# Elements compared at once: each temporary is a few tens of MiB rather than the size of the
+# whole output (a 1 GiB output compared whole allocated about fifteen 1-2 GiB temporaries,
+# seconds on every re-check of timed calls).
+CHUNK = 1 << 22
+
+
 def _compare_values(
     result: Comparison, position: int, want: torch.Tensor, got: torch.Tensor, tolerance: dict
 ) -> None:
     wide = torch.float64 if want.dtype == torch.float64 else torch.float32
-    want_w, got_w = want.to(wide), got.to(wide)
-    finite = torch.isfinite(want_w)
-    if bool((~torch.isfinite(got_w) & finite).any()):
+    want_flat, got_flat = want.reshape(-1), got.reshape(-1)
+    tally = _Tally(tolerance["atol"], tolerance["rtol"])
+    for start in range(0, want_flat.numel(), CHUNK):
+        stop = start + CHUNK
+        tally.add(start, want_flat[start:stop].to(wide), got_flat[start:stop].to(wide))
+    if tally.nonfinite:
         result.fail(f"output {position}: NaN or Inf where the reference is finite")
-    if got_w.numel() and not bool(got_w.any()) and bool(want_w.any()):
+    if got.numel() and not tally.got_nonzero and tally.want_nonzero:
         result.fail(f"output {position}: all zeros where the reference is not")
-    same_nonfinite = ~finite & ((got_w == want_w) | (torch.isnan(got_w) & torch.isnan(want_w)))
-    diff = torch.where(same_nonfinite, 0.0, (got_w - want_w).abs()).nan_to_num(nan=math.inf)
-    allowed = tolerance["atol"] + tolerance["rtol"] * want_w.abs().nan_to_num(posinf=0.0)
-    over = diff > allowed
-    mismatches = int(over.sum())
-    _record_errors(result, diff, want_w, finite)
-    if mismatches:
-        result.mismatches += mismatches
-        worst = int(torch.argmax(diff - allowed))
+    result.max_abs_err = max(result.max_abs_err, tally.max_abs)
+    result.max_rel_err = max(result.max_rel_err, tally.max_rel)
+    if tally.mismatches:
+        result.mismatches += tally.mismatches
         if result.worst_index is None:
-            result.worst_index = [int(i) for i in _unravel(worst, tuple(want.shape))]
-        result.fail(f"output {position}: {mismatches} element(s) outside atol+rtol")
+            result.worst_index = [int(i) for i in _unravel(tally.worst, tuple(want.shape))]
+        result.fail(f"output {position}: {tally.mismatches} element(s) outside atol+rtol")
 
 
-def _record_errors(result: Comparison, diff: torch.Tensor, want: torch.Tensor, finite) -> None:
-    measurable = torch.isfinite(diff)
-    if not bool(measurable.any()):
-        return
-    result.max_abs_err = max(result.max_abs_err, float(diff[measurable].max()))
-    nonzero = finite & measurable & (want != 0)
-    if bool(nonzero.any()):
-        relative = (diff[nonzero] / want[nonzero].abs()).max()
-        result.max_rel_err = max(result.max_rel_err, float(relative))
+@dataclass
+class _Tally:
+    """One output's comparison, folded in chunk by chunk. An element matches when
+    |got - want| <= atol + rtol * |want|; a non-finite reference value matches only itself
+    (NaN matching NaN); the worst element is the first with the largest excess over that."""
+
+    atol: float
+    rtol: float
+    nonfinite: bool = False  # NaN or Inf in the output where the reference is finite
+    got_nonzero: bool = False
+    want_nonzero: bool = False
+    mismatches: int = 0
+    max_abs: float = 0.0  # over the elements whose difference is finite
+    max_rel: float = 0.0  # over those whose reference is finite and not zero
+    worst: int = 0
+    worst_excess: float = -math.inf
+
+    def add(self, offset: int, want: torch.Tensor, got: torch.Tensor) -> None:
+        finite = torch.isfinite(want)
+        self.nonfinite = self.nonfinite or bool((finite & ~torch.isfinite(got)).any())
+        self.got_nonzero = self.got_nonzero or bool(got.any())
+        self.want_nonzero = self.want_nonzero or bool(want.any())
+        diff = (got - want).abs_()
+        if not bool(finite.all()):
+            diff.masked_fill_(~finite & ((got == want) | (torch.isnan(got) & torch.isnan(want))), 0)
+        diff.nan_to_num_(nan=math.inf)
+        magnitude = want.abs()
+        allowed = magnitude.nan_to_num(posinf=0.0).mul_(self.rtol).add_(self.atol)
+        over = int((diff > allowed).sum())
+        measurable = torch.isfinite(diff)
+        self.max_abs = max(self.max_abs, float(torch.where(measurable, diff, 0.0).max()))
+        nonzero = finite & measurable & (want != 0)
+        relative = torch.where(nonzero, diff / magnitude, 0.0)
+        self.max_rel = max(self.max_rel, float(relative.max()))
+        if over:
+            self.mismatches += over
+            excess = diff.sub_(allowed)
+            index = int(torch.argmax(excess))
+            if float(excess[index]) > self.worst_excess:  # an earlier chunk keeps a tie
+                self.worst, self.worst_excess = offset + index, float(excess[index])
 
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:

@@ -1,5 +1,6 @@
 import torch
 
+from runners import compare as compare_module
 from runners.compare import Comparison, compare_call
 
 TOL = [{"atol": 1e-5, "rtol": 1e-5}]
@@ -63,3 +64,68 @@ def test_tensor_subclass_is_not_a_plain_tensor():
 
 def test_missing_output_reported_by_the_child_fails():
     assert not compare([torch.ones(2)], [None]).correct
+
+
+def test_outputs_compared_in_chunks_read_as_one_whole(monkeypatch):
+    monkeypatch.setattr(compare_module, "CHUNK", 4)
+    want = torch.arange(1.0, 13.0).reshape(3, 4)  # three chunks of four
+    got = want.clone()
+    got[0, 0] += 0.5  # relative error 0.5, the largest, in the first chunk
+    got[2, 3] += 2.0  # the worst, in the last chunk
+    got[1, 2] += 2.0  # ties the last chunk's: not the first occurrence, so not the worst
+    result = compare([want], [got])
+    assert result.mismatches == 3
+    assert result.worst_index == [1, 2]  # the first of the two largest excesses
+    assert result.max_abs_err == 2.0
+    assert result.max_rel_err == 0.5
+    assert result.error == "output 0: 3 element(s) outside atol+rtol"
+
+
+def test_a_later_chunk_worse_than_an_earlier_one_is_the_worst(monkeypatch):
+    monkeypatch.setattr(compare_module, "CHUNK", 4)
+    want = torch.ones(12)
+    got = want.clone()
+    got[1], got[10] = 1.5, 4.0
+    assert compare([want], [got]).worst_index == [10]
+
+
+def test_nonfinite_reference_values_match_only_themselves_across_chunks(monkeypatch):
+    monkeypatch.setattr(compare_module, "CHUNK", 3)
+    want = torch.tensor([1.0, float("nan"), 2.0, float("inf"), 3.0, -float("inf"), 4.0])
+    assert compare([want], [want.clone()]).correct
+    got = want.clone()
+    got[5] = float("inf")  # -inf expected
+    result = compare([want], [got])
+    assert result.mismatches == 1 and result.worst_index == [5]
+
+
+def test_an_output_is_all_zeros_only_if_every_chunk_is(monkeypatch):
+    monkeypatch.setattr(compare_module, "CHUNK", 2)
+    want = torch.tensor([0.0, 0.0, 0.0, 1e-7])
+    assert "all zeros" not in (compare([want], [want.clone()]).error or "")
+    assert "all zeros" in compare([want], [torch.zeros(4)]).error
+    got = torch.zeros(4)
+    got[0] = float("nan")
+    assert "NaN or Inf" in compare([torch.ones(4)], [got]).error
+
+
+def test_half_precision_outputs_are_compared_in_float32():
+    want = torch.full((5,), 1000.0, dtype=torch.float16)
+    got = want.clone()
+    got[3] = 1001.0
+    result = compare([want], [got], [{"atol": 0.0, "rtol": 1e-4}])
+    assert result.mismatches == 1 and result.max_abs_err == 1.0
+
+
+def test_any_chunk_size_gives_the_whole_tensor_answer(monkeypatch):
+    torch.manual_seed(0)
+    want = torch.randn(7, 33)
+    want.view(-1)[torch.randint(0, want.numel(), (6,))] = float("nan")
+    want.view(-1)[torch.randint(0, want.numel(), (6,))] = float("inf")
+    got = want + 1e-3 * torch.randn(7, 33)
+    got.view(-1)[torch.randint(0, got.numel(), (5,))] = float("nan")
+    whole = compare([want], [got], [{"atol": 1e-4, "rtol": 1e-3}])
+    for chunk in (1, 5, 32, 100):
+        monkeypatch.setattr(compare_module, "CHUNK", chunk)
+        assert compare([want], [got], [{"atol": 1e-4, "rtol": 1e-3}]) == whole
+    assert whole.mismatches > 0 and not whole.correct
