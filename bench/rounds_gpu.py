@@ -8,7 +8,9 @@
 `collect` runs `--runs` full grades of the honest solution, each in a fresh process as a worker
 would (`python -m runners evaluate`, through `grade-one` below), with the engine's performance
 gate timing every shape in `--rounds` rounds (by default the engine's own); it keeps every
-round's raw samples, and the first grade's EvaluationResult (for `engine_gpu.py accuracy`).
+round's raw samples, the seconds the round took (`wall_s`) and of those the re-check of its timed
+outputs (`recheck_s`, of which the reference process's own `expect_s`), and the first grade's
+EvaluationResult (for `engine_gpu.py accuracy`).
 With `--full` a round samples for its whole share of the time cap instead of stopping once its
 mean is precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a
 prefix.
@@ -21,7 +23,8 @@ empty): only speedup-regime problems score by them, and they cost minutes per pr
 pooled) of each candidate statistic: the first k rounds (k from 3 up), each round reduced by its
 median over the early-stopped prefix (what the engine does), its median over all samples, or the
 mean of its middle half; rounds combined as `runners.scoring.round_center` does. A shape's
-rounds counts per grade are listed: more where its rounds disagreed (`scoring.unsettled`).
+rounds counts per grade are listed: more where its rounds disagreed (`scoring.unsettled`); and
+the median seconds of its rounds, of their re-checks and of the reference's part of those.
 
 `parts` times causal_attention's honest call and three of its parts in fresh processes, to find
 where a level that differs between processes but not within one lives; `--empty-cache` releases
@@ -76,7 +79,7 @@ def command_collect(args: argparse.Namespace) -> dict:
 def command_grade_one(args: argparse.Namespace) -> None:
     """One grade, instrumented from outside the engine: the rounds, the early stop and the
     baselines set as asked, and each round's samples written to `--raw`."""
-    from runners import cli, performance
+    from runners import cli, gates, performance
 
     if args.rounds:
         performance.Performance._rounds = lambda self: args.rounds
@@ -84,12 +87,31 @@ def command_grade_one(args: argparse.Namespace) -> None:
     time_candidate = performance.Performance._time_candidate
     settings_of = performance.Performance._settings
 
+    recheck_timed = gates.Grading.recheck_timed
+    ask_reference = gates.Grading.ask_reference
+    parts: dict[str, float] = {}
+
+    def rechecked(self, plan, reply, out, seed):
+        started = time.perf_counter()
+        try:
+            return recheck_timed(self, plan, reply, out, seed)
+        finally:
+            parts["recheck_s"] = time.perf_counter() - started
+
+    def asked(self, message, timeout_s):
+        reply = ask_reference(self, message, timeout_s)
+        if message.get("op") == "expect":
+            parts["expect_s"] = float(reply.get("seconds") or 0.0)
+        return reply
+
     def timed(self, plan, settings, samples, gate):
+        parts.clear()
         started = time.perf_counter()
         problems = time_candidate(self, plan, settings, samples, gate)
         entry = {
             "at_s": round(started - began, 3),
             "wall_s": round(time.perf_counter() - started, 3),
+            **{name: round(value, 3) for name, value in parts.items()},
         }
         rounds.setdefault(plan.id, []).append(entry | {"us": [v * 1e3 for v in samples[-1]]})
         return problems
@@ -100,6 +122,8 @@ def command_grade_one(args: argparse.Namespace) -> None:
         return settings
 
     performance.Performance._time_candidate = timed
+    gates.Grading.recheck_timed = rechecked
+    gates.Grading.ask_reference = asked
     if args.full:
         performance.Performance._settings = full_settings
     if args.no_baselines:
@@ -251,6 +275,12 @@ def analyze(report: dict) -> dict:
             "rounds": taken,
             "round_samples": [len(r["us"]) for r in runs[0]["rounds"][key]],
         }
+        # Where a round's seconds go (grades collected since these were recorded): the whole
+        # round of the shape, the re-check of its timed outputs, and the reference's part of it.
+        for part in ("wall_s", "recheck_s", "expect_s"):
+            seconds = [r[part] for run in runs for r in run["rounds"][key] if part in r]
+            if seconds:
+                row[f"round_{part}"] = round(statistics.median(seconds), 3)
         for name, reduce in REDUCERS.items():
             per_run = [[reduce(r["us"]) for r in run["rounds"][key]] for run in runs]
             for k in range(3, most + 1):
