@@ -135,8 +135,9 @@ def command_grade_one(args: argparse.Namespace) -> None:
     result = json.loads(result_path.read_text())
     if not args.keep_result:
         result_path.unlink()
-    gates = [g["details"] for g in result["gates"] if g["name"] == "performance"]
-    performance_gate = gates[0] if gates else {}
+    performance_gate = next(
+        (g["details"] for g in result["gates"] if g["name"] == "performance"), {}
+    )
     record = {
         "verdict": result["verdict"],
         "reason": result["reason"],
