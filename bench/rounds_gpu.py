@@ -9,8 +9,9 @@
 would (`python -m runners evaluate`, through `grade-one` below), with the engine's performance
 gate timing every shape in `--rounds` rounds (by default the engine's own); it keeps every
 round's raw samples, the seconds the round took (`wall_s`) and of those the re-check of its timed
-outputs (`recheck_s`, of which the reference process's own `expect_s`), and the first grade's
-EvaluationResult (for `engine_gpu.py accuracy`).
+outputs (`recheck_s`, of which the reference process's own `expect_s`: since the reference
+compares them itself, its reading of the candidate's file, the reference's calls and the
+comparison), and the first grade's EvaluationResult (for `engine_gpu.py accuracy`).
 With `--full` a round samples for its whole share of the time cap instead of stopping once its
 mean is precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a
 prefix.
@@ -100,7 +101,7 @@ def command_grade_one(args: argparse.Namespace) -> None:
 
     def asked(self, message, timeout_s):
         reply = ask_reference(self, message, timeout_s)
-        if message.get("op") == "expect":
+        if message.get("op") == "recheck":
             parts["expect_s"] = float(reply.get("seconds") or 0.0)
         return reply
 

@@ -1,9 +1,14 @@
-"""Correctness comparison, run in the trusted parent on outputs loaded without candidate code."""
+"""Correctness comparison of outputs loaded without candidate code: in the trusted parent for the
+correctness gates, in the reference process for the re-check of timed calls."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -25,6 +30,23 @@ class Comparison:
     @property
     def error(self) -> str | None:
         return "; ".join(self.errors[:3]) if self.errors else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form in which the reference process replies with a re-check."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Comparison:
+        return cls(**data)
+
+
+def load_candidate_file(path: Path, map_location: Any = None) -> Any:
+    """Open without following links and only if it is a regular file (the candidate owns it)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        return torch.load(handle, map_location=map_location, weights_only=True)
 
 
 def compare_call(

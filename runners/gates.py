@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 import torch
 
 from runners import environment, hardware, sandbox, scoring, timing
-from runners.compare import Comparison, compare_call
+from runners.compare import Comparison, compare_call, load_candidate_file
 from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
 from runners.problem import STARTER_CATEGORIES, Problem
 from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
@@ -186,7 +185,7 @@ class Grading:
             comparison.fail(f"call {str(index)[:20]} modified its inputs")
         expected = self._expected(plan)
         try:
-            saved = _load_candidate_file(out)["outputs"]
+            saved = load_candidate_file(out)["outputs"]
         except Exception as exc:  # anything unreadable is the candidate's failure
             comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")
             return comparison
@@ -200,36 +199,26 @@ class Grading:
 
     def recheck_timed(self, plan: ShapePlan, reply: dict, out: Path, seed: int) -> Comparison:
         """The kept timed calls' outputs against the reference's outputs for the same varied
-        inputs, which the reference process rebuilds from the round's seed."""
-        comparison = Comparison()
-        for message in _listed(reply.get("type_errors")):
-            comparison.fail(str(message)[:200])
-        try:
-            kept = _load_candidate_file(out)["kept"]
-            calls = [(int(base), int(call)) for base, call, _ in kept]
-            outputs = [outputs for _, _, outputs in kept]
-        except Exception as exc:  # anything unreadable is the candidate's failure
-            comparison.fail(f"timed outputs could not be read ({type(exc).__name__})")
-            return comparison
-        if not calls or not all(0 <= base < len(plan.seeds) for base, _ in calls):
-            comparison.fail("the timed calls kept for checking are missing or malformed")
-            return comparison
-        expected_path = self.folder.ref_dir / f"timed_expected_{plan.id}.pt"
+        inputs. The reference process reads the candidate's file `out`, rebuilds those inputs
+        from the round's seed and compares on the device: the outputs, gigabytes for large
+        shapes, are read once rather than saved and loaded again."""
         message = {
-            "op": "expect",
+            "op": "recheck",
             "shape": plan.message(),
             "device": self.device,
             "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
             "seed": seed,
-            "calls": calls,
-            "out": str(expected_path),
+            "kept": str(out),
+            "tolerances": [self.problem.outputs[name] for name in sorted(self.problem.outputs)],
         }
-        self.ask_reference(message, PREPARE_TIMEOUT_S)
-        expected = torch.load(expected_path, weights_only=True)
-        expected_path.unlink(missing_ok=True)
-        tolerances = [self.problem.outputs[name] for name in sorted(self.problem.outputs)]
-        for want, got in zip(expected, outputs, strict=True):
-            compare_call(comparison, want, got, tolerances)
+        checked = self.ask_reference(message, PREPARE_TIMEOUT_S)["comparison"]
+        comparison = Comparison.from_dict(checked)
+        type_errors = [str(error)[:200] for error in _listed(reply.get("type_errors"))]
+        if type_errors:  # named first, before what the comparison found
+            comparison.correct = False
+            comparison.errors[:0] = type_errors
+        if plan.set == "hidden":  # the reason names the errors: no held-out sizes in them
+            comparison.errors = [_without_sizes(error) for error in comparison.errors]
         return comparison
 
     # -- the starter (kernel-to-kernel problems) ------------------------------------------
@@ -297,7 +286,7 @@ class Grading:
         shape.mismatches, shape.worst_index = comparison.mismatches, comparison.worst_index
         shape.error = comparison.error
         if plan.set == "hidden" and shape.error:
-            shape.error = re.sub(r"\([^)]*\)", "(...)", shape.error)  # no held-out sizes
+            shape.error = _without_sizes(shape.error)
 
     # -- processes -----------------------------------------------------------------------
     def ask_candidate(self, message: dict, timeout_s: float, verdict: str, plan: ShapePlan) -> dict:
@@ -369,13 +358,9 @@ def _death_verdict(died: WorkerDied, plan: ShapePlan) -> tuple[str, str]:
     return Verdict.RUNTIME_ERROR, f"{plan.label}: the process exited (status {died.returncode})"
 
 
-def _load_candidate_file(path: Path) -> Any:
-    """Open without following links and only if it is a regular file (the candidate owns it)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ValueError("not a regular file")
-        return torch.load(handle, weights_only=True)
+def _without_sizes(error: str) -> str:
+    """A held-out shape's error with its parenthesised sizes removed."""
+    return re.sub(r"\([^)]*\)", "(...)", error)
 
 
 def _cache_home() -> Path:

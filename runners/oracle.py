@@ -1,7 +1,9 @@
-"""Entry point of the reference process: inputs, expected outputs and the baseline timings.
+"""Entry point of the reference process: inputs, expected outputs, the baseline timings and the
+re-check of the candidate's timed calls.
 
 It runs the problem's trusted reference.py in a process of its own, never in the candidate's and
-never in the parent. Expected outputs go to a directory the candidate cannot read.
+never in the parent. Expected outputs go to a directory the candidate cannot read; the candidate's
+files it reads only as plain tensors (runners.compare.load_candidate_file).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.serialization import default_restore_location
 
 from runners import protocol, timing
+from runners.compare import Comparison, compare_call, load_candidate_file
 
 _DISTRIBUTIONS = ("normal", "large", "offset", "uniform", "small")
 
@@ -134,22 +138,38 @@ class Oracle:
         )
         return {**samples.to_reply(), "seconds": time.perf_counter() - started}
 
-    def expect(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The reference's outputs for timed calls, their inputs rebuilt from base and call
-        number with the round's seed (runners.timing.vary), saved where the candidate cannot
-        read."""
+    def recheck(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The candidate's kept timed calls (its file `kept`) against the reference's outputs for
+        their inputs, rebuilt from base and call number with the round's seed
+        (runners.timing.vary), compared on the device; replies with the comparison. An
+        unreadable or malformed file is the candidate's failure, in the comparison."""
         started = time.perf_counter()
-        model, _ = self._reference_model(request["shape"], request["device"])
+        comparison = self._compare_kept(request)
+        if request["device"].startswith("cuda"):
+            # The candidate's outputs are gone with _compare_kept's frame; hand their memory
+            # back to the device, which the candidate's next round needs.
+            torch.cuda.empty_cache()
+        return {"comparison": comparison.to_dict(), "seconds": time.perf_counter() - started}
+
+    def _compare_kept(self, request: dict[str, Any]) -> Comparison:
+        device, seed = request["device"], request["seed"]
+        comparison = Comparison()
+        kept = _kept_calls(
+            Path(request["kept"]), device, len(request["shape"]["seeds"]), comparison
+        )
+        if not kept:
+            return comparison
+        model, _ = self._reference_model(request["shape"], device)
         # Mapped, not read: only the kept calls' bases move to the device.
         bases = torch.load(request["inputs"], map_location="cpu", weights_only=True, mmap=True)
-        expected = []
         with torch.no_grad():
-            for base, call in request["calls"]:
-                args = [_on(a, request["device"]) for a in bases[base]]
-                args = timing.vary(args, request["seed"], call)
-                expected.append(as_output_list(model(*args)))
-        torch.save(expected, request["out"])
-        return {"seconds": time.perf_counter() - started}
+            while kept:  # each call's outputs are released once compared
+                base, call, outputs = kept.pop(0)
+                args = timing.vary([_on(a, device) for a in bases[base]], seed, call)
+                compare_call(
+                    comparison, as_output_list(model(*args)), outputs, request["tolerances"]
+                )
+        return comparison
 
     def starter_outputs(self, request: dict[str, Any]) -> dict[str, Any]:
         """starter.py's outputs for every input set of a shape, saved where the candidate cannot
@@ -189,6 +209,34 @@ class Oracle:
         return library.to(device).eval()
 
 
+def _kept_calls(
+    path: Path, device: str, base_count: int, comparison: Comparison
+) -> list[tuple[int, int, Any]]:
+    """(base, call, outputs) of each kept timed call in the candidate's file; none, the failure
+    recorded in `comparison`, where the file is unreadable or the list malformed."""
+    try:
+        saved = load_candidate_file(path, map_location=_gpu_storages_on(device))["kept"]
+        kept = [(int(base), int(call), outputs) for base, call, outputs in saved]
+    except Exception as exc:  # anything unreadable is the candidate's failure
+        comparison.fail(f"timed outputs could not be read ({type(exc).__name__})")
+        return []
+    if not kept or not all(0 <= base < base_count for base, _, _ in kept):
+        comparison.fail("the timed calls kept for checking are missing or malformed")
+        return []
+    return kept
+
+
+def _gpu_storages_on(device: str):
+    """map_location=device for what the candidate saved on any GPU, straight from the file;
+    what it saved on the CPU stays there, so an output on the wrong kind of device still fails
+    the comparison (and one on another GPU cannot break it)."""
+
+    def restore(storage, location: str):
+        return storage if location == "cpu" else default_restore_location(storage, device)
+
+    return restore
+
+
 def _on(value: Any, device: str) -> Any:
     """A private copy of a tensor on `device` (vary scales it in place); other values as is."""
     return value.to(device, copy=True) if isinstance(value, torch.Tensor) else value
@@ -211,7 +259,7 @@ def main() -> None:
     handlers = {
         "prepare": oracle.prepare,
         "baseline": oracle.baseline,
-        "expect": oracle.expect,
+        "recheck": oracle.recheck,
         "starter_outputs": oracle.starter_outputs,
     }
     protocol.serve(handlers, reply_fd)

@@ -1,3 +1,5 @@
+import json
+
 import torch
 
 from runners import compare as compare_module
@@ -129,3 +131,10 @@ def test_any_chunk_size_gives_the_whole_tensor_answer(monkeypatch):
         monkeypatch.setattr(compare_module, "CHUNK", chunk)
         assert compare([want], [got], [{"atol": 1e-4, "rtol": 1e-3}]) == whole
     assert whole.mismatches > 0 and not whole.correct
+
+
+def test_a_comparison_survives_its_json_form():
+    want = torch.ones(3, 4)
+    result = compare([want], [want + torch.eye(3, 4)])
+    again = Comparison.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again == result and again.error == result.error

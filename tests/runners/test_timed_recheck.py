@@ -1,0 +1,148 @@
+"""The re-check of timed calls: the reference process reads the candidate's kept outputs and
+compares them with its own for the same varied inputs (add_rmsnorm's smoke shape, on CPU)."""
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from runners import timing
+from runners.gates import Grading
+from runners.oracle import Oracle, as_output_list
+from runners.plan import plan_shapes
+from runners.problem import load_problem
+
+PROBLEM = load_problem("add_rmsnorm")
+TOLERANCES = [PROBLEM.outputs[name] for name in sorted(PROBLEM.outputs)]
+SEED = 1234
+UNREADABLE = "timed outputs could not be read ("
+MALFORMED = "the timed calls kept for checking are missing or malformed"
+
+
+@pytest.fixture
+def setup(tmp_path):
+    """A prepared reference process (in-process) for the first smoke shape and a held-out twin
+    of it, and an honest candidate's outputs for two timed calls, as the candidate saves them."""
+    plan = plan_shapes(PROBLEM, "cpu")[0][0]
+    twin = replace(plan, set="hidden")
+    in_dir, ref_dir = tmp_path / "in", tmp_path / "ref"
+    in_dir.mkdir()
+    ref_dir.mkdir()
+    oracle = Oracle()
+    oracle.prepare(
+        {
+            "problem_dir": str(PROBLEM.path),
+            "device": "cpu",
+            "shapes": [plan.message(), twin.message()],
+            "in_dir": str(in_dir),
+            "ref_dir": str(ref_dir),
+        }
+    )
+    kept = [
+        (base, call, honest_outputs(in_dir, plan.id, oracle, base, call))
+        for base, call in [(0, 7), (2, 8)]
+    ]
+    return SimpleNamespace(
+        oracle=oracle, plan=plan, twin=twin, in_dir=in_dir, kept=kept, tmp=tmp_path
+    )
+
+
+def honest_outputs(in_dir: Path, shape_id: str, oracle: Oracle, base: int, call: int) -> list:
+    """What a candidate built like the child process (init arguments, strict state) returns."""
+    init = torch.load(in_dir / f"init_{shape_id}.pt", weights_only=True)
+    model = oracle.reference.Model(*init)
+    model.load_state_dict(torch.load(in_dir / f"state_{shape_id}.pt", weights_only=True))
+    bases = torch.load(in_dir / f"inputs_{shape_id}.pt", weights_only=True)
+    args = timing.vary(timing.fresh_copy(bases[base]), SEED, call)
+    with torch.no_grad():
+        return as_output_list(model.eval()(*args))
+
+
+def recheck(setup, kept_file: Path) -> dict:
+    request = {
+        "op": "recheck",
+        "shape": setup.plan.message(),
+        "device": "cpu",
+        "inputs": str(setup.in_dir / f"inputs_{setup.plan.id}.pt"),
+        "seed": SEED,
+        "kept": str(kept_file),
+        "tolerances": TOLERANCES,
+    }
+    return through_json(setup.oracle.recheck)(request)["comparison"]
+
+
+def through_json(handler):
+    """The handler as the protocol runs it: request and reply as JSON carries them."""
+    return lambda request: json.loads(json.dumps(handler(json.loads(json.dumps(request)))))
+
+
+def saved(setup, kept) -> Path:
+    path = setup.tmp / "timed.pt"
+    torch.save({"kept": kept}, path)
+    return path
+
+
+def test_honest_kept_outputs_are_correct(setup):
+    comparison = recheck(setup, saved(setup, setup.kept))
+    assert comparison["correct"], comparison["errors"]
+    assert comparison["mismatches"] == 0 and comparison["max_abs_err"] == 0.0
+
+
+def test_a_stale_output_is_incorrect_with_its_mismatches_counted(setup):
+    (base, call, outputs), second = setup.kept
+    stale = [outputs[0].clone(), outputs[1]]
+    stale[0][1, 2] += 1.0
+    comparison = recheck(setup, saved(setup, [(base, call, stale), second]))
+    assert not comparison["correct"]
+    assert comparison["mismatches"] == 1 and comparison["worst_index"] == [1, 2]
+    assert comparison["errors"] == ["output 0: 1 element(s) outside atol+rtol"]
+
+
+def test_a_link_a_fifo_or_garbage_is_unreadable_not_an_exception(setup):
+    link = setup.tmp / "link.pt"
+    link.symlink_to(saved(setup, setup.kept))
+    fifo = setup.tmp / "fifo.pt"
+    os.mkfifo(fifo)
+    garbage = setup.tmp / "garbage.pt"
+    garbage.write_bytes(os.urandom(4096))
+    for path in (link, fifo, garbage, setup.tmp / "missing.pt"):
+        comparison = recheck(setup, path)
+        assert not comparison["correct"]
+        assert len(comparison["errors"]) == 1 and comparison["errors"][0].startswith(UNREADABLE)
+
+
+def test_a_base_out_of_range_or_no_kept_call_is_malformed(setup):
+    (_, call, outputs), second = setup.kept
+    for kept in ([(3, call, outputs), second], [(-1, call, outputs)], []):
+        comparison = recheck(setup, saved(setup, kept))
+        assert not comparison["correct"] and comparison["errors"] == [MALFORMED]
+
+
+def test_a_file_without_the_kept_list_is_unreadable(setup):
+    path = setup.tmp / "outputs.pt"
+    torch.save({"outputs": []}, path)
+    assert recheck(setup, path)["errors"] == [f"{UNREADABLE}KeyError)"]
+
+
+def test_the_parent_names_type_errors_first_and_no_held_out_size(setup):
+    """Grading.recheck_timed, the reference's handler standing in for its process."""
+    (base, call, outputs), second = setup.kept
+    narrow = [outputs[0][:, :-1], outputs[1]]  # an output of the wrong shape: sizes in the error
+    kept_file = saved(setup, [(base, call, narrow), second])
+    grading = SimpleNamespace(
+        problem=PROBLEM,
+        device="cpu",
+        folder=SimpleNamespace(in_dir=setup.in_dir),
+        ask_reference=lambda message, timeout_s: through_json(setup.oracle.recheck)(message),
+    )
+    reply = {"type_errors": ["call 0 output 1 is Lazy"]}
+    visible = Grading.recheck_timed(grading, setup.plan, reply, kept_file, SEED)
+    assert not visible.correct
+    assert visible.errors[0] == "call 0 output 1 is Lazy"
+    assert "(4, 32), expected (4, 33)" in visible.errors[1]
+    hidden = Grading.recheck_timed(grading, setup.twin, reply, kept_file, SEED)
+    assert hidden.errors[1] == "output 0: shape (...), expected (...)"
