@@ -220,7 +220,8 @@ def _kept_calls(
     except Exception as exc:  # anything unreadable is the candidate's failure
         comparison.fail(f"timed outputs could not be read ({type(exc).__name__})")
         return []
-    if not kept or not all(0 <= base < base_count for base, _, _ in kept):
+    too_many = len(kept) > timing.KEPT_CALLS  # a forged list would keep the reference busy
+    if not kept or too_many or not all(0 <= base < base_count for base, _, _ in kept):
         comparison.fail("the timed calls kept for checking are missing or malformed")
         return []
     return kept

@@ -54,6 +54,9 @@ def timers_intact() -> list[str]:
 # 3: a hold kernel between the flush and the start event on CUDA; 4: the hold waits until the
 # host has queued the call (runners.hold), and compute-bound problems warm up for 0.5 s.
 PROTOCOL = 4
+# The last calls of a timing whose outputs come back for the re-check (consecutive calls use
+# different bases and ring slots); the reference process refuses a file that holds more.
+KEPT_CALLS = 2
 
 
 @dataclass
@@ -238,7 +241,7 @@ def measure(
     )
     samples = Samples()
     running = _Running()
-    keep = min(2, len(bases))  # consecutive calls use different bases and ring slots
+    keep = min(KEPT_CALLS, len(bases))
     # Varied timing goes on until every slot has been refilled, so the kept calls reuse
     # addresses (with new contents): what a cache keyed on them would get wrong.
     min_samples = settings.min_samples
