@@ -16,7 +16,8 @@ With `--full` a round samples for its whole share of the time cap instead of sto
 mean is precise (`Settings.rse_target` 0), so `analyze` can also emulate the early stop on a
 prefix.
 With `--until EPOCH` no grade starts that would end after that time (judged by the longest grade
-so far), so a device call's limit cuts no grade in the middle.
+so far, or before any has ended by `--grade-s`, an estimate), so a device call's limit cuts no
+grade in the middle.
 With `--no-baselines` the reference is not timed (the eager, compile and library lines stay
 empty): only speedup-regime problems score by them, and they cost minutes per problem.
 
@@ -51,7 +52,7 @@ def command_collect(args: argparse.Namespace) -> dict:
     solution = SOLUTIONS / args.problem / "honest.py"
     report: dict = {"problem": args.problem, "rounds": args.rounds, "full": args.full, "runs": []}
     target = args.out / f"rounds_{args.problem}.json"
-    longest = 0.0
+    longest = args.grade_s
     for run in range(args.runs):
         if args.until and time.time() + longest > args.until:
             print(f"stopped after {run} grades: another would end past --until", flush=True)
@@ -305,6 +306,12 @@ def main() -> None:
     collect.add_argument("--out", type=Path, required=True)
     collect.add_argument(
         "--until", type=float, help="start no grade that would end past this epoch second"
+    )
+    collect.add_argument(
+        "--grade-s",
+        type=float,
+        default=0.0,
+        help="seconds --until assumes a grade takes, before one has ended",
     )
     one.add_argument("--solution", type=Path, required=True)
     one.add_argument("--raw", type=Path, required=True)
