@@ -171,7 +171,7 @@ def command_accuracy(args: argparse.Namespace) -> dict:
         model.load_state_dict(ref_model.state_dict())
         model = model.cuda().eval()
         bases = []
-        for seed in range(3):  # the engine times the 3 correctness inputs in rotation
+        for seed in range(3):  # 3 inputs, as a grade rotates its own (seeded from the problem)
             torch.manual_seed(seed)
             bases.append(
                 [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]

@@ -7,6 +7,7 @@ import dataclasses
 import math
 import os
 import stat
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,13 +41,33 @@ class Comparison:
         return cls(**data)
 
 
+# A candidate's file pickles a short list of tensors, a few KiB; its tensors' bytes are members
+# of their own. A larger pickle is refused before it is unpickled.
+MAX_PICKLE_BYTES = 1 << 20
+
+
 def load_candidate_file(path: Path, map_location: Any = None) -> Any:
-    """Open without following links and only if it is a regular file (the candidate owns it)."""
+    """Open without following links and only if it is a regular file (the candidate owns it),
+    and unpickle only plain tensors from a torch.save archive that `_check_archive` accepts."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise ValueError("not a regular file")
+        _check_archive(handle)
+        handle.seek(0)
         return torch.load(handle, map_location=map_location, weights_only=True)
+
+
+def _check_archive(handle: Any) -> None:
+    """torch.save writes a zip archive whose members are all stored as is. A compressed member
+    (which torch.load would inflate) or an outsized pickle lets a small forged file cost the
+    loading process minutes or its memory, however the file's size is limited."""
+    with zipfile.ZipFile(handle) as archive:  # anything but a zip archive raises
+        for member in archive.infolist():
+            if member.compress_type != zipfile.ZIP_STORED:
+                raise ValueError(f"compressed member {member.filename[:80]}")
+            if member.filename.endswith("data.pkl") and member.file_size > MAX_PICKLE_BYTES:
+                raise ValueError(f"a pickle of {member.file_size} bytes")
 
 
 def compare_call(
@@ -70,6 +91,8 @@ def compare_call(
 def _mismatch_in_kind(want: torch.Tensor, got: Any) -> str | None:
     if type(got) is not torch.Tensor:
         return f"is {type(got).__name__}, not a plain torch.Tensor"
+    if got.layout != torch.strided or got.is_nested or got.is_quantized:
+        return "is not a dense tensor"  # sparse or nested: reshape and slicing would raise
     if got.dtype != want.dtype:
         return f"dtype {got.dtype}, expected {want.dtype}"
     if tuple(got.shape) != tuple(want.shape):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -144,11 +145,13 @@ class Oracle:
         (runners.timing.vary), compared on the device; replies with the comparison. An
         unreadable or malformed file is the candidate's failure, in the comparison."""
         started = time.perf_counter()
-        comparison = self._compare_kept(request)
-        if request["device"].startswith("cuda"):
-            # The candidate's outputs are gone with _compare_kept's frame; hand their memory
-            # back to the device, which the candidate's next round needs.
-            torch.cuda.empty_cache()
+        try:
+            comparison = self._compare_kept(request)
+        finally:
+            if request["device"].startswith("cuda"):
+                # The candidate's outputs are gone with _compare_kept's frame; hand their
+                # memory back to the device, which the candidate's next round needs.
+                torch.cuda.empty_cache()
         return {"comparison": comparison.to_dict(), "seconds": time.perf_counter() - started}
 
     def _compare_kept(self, request: dict[str, Any]) -> Comparison:
@@ -216,21 +219,23 @@ def _kept_calls(
     recorded in `comparison`, where the file is unreadable or the list malformed."""
     try:
         saved = load_candidate_file(path, map_location=_gpu_storages_on(device))["kept"]
-        kept = [(int(base), int(call), outputs) for base, call, outputs in saved]
+        # Counted before anything else: a forged long list would keep the reference busy.
+        kept = []
+        if isinstance(saved, list) and len(saved) <= timing.KEPT_CALLS:
+            kept = [(int(base), int(call), outputs) for base, call, outputs in saved]
     except Exception as exc:  # anything unreadable is the candidate's failure
         comparison.fail(f"timed outputs could not be read ({type(exc).__name__})")
         return []
-    too_many = len(kept) > timing.KEPT_CALLS  # a forged list would keep the reference busy
-    if not kept or too_many or not all(0 <= base < base_count for base, _, _ in kept):
+    if not kept or not all(0 <= base < base_count for base, _, _ in kept):
         comparison.fail("the timed calls kept for checking are missing or malformed")
         return []
     return kept
 
 
-def _gpu_storages_on(device: str):
-    """map_location=device for what the candidate saved on any GPU, straight from the file;
-    what it saved on the CPU stays there, so an output on the wrong kind of device still fails
-    the comparison (and one on another GPU cannot break it)."""
+def _gpu_storages_on(device: str) -> Callable[[Any, str], Any]:
+    """map_location=device for what the candidate saved on any GPU; what it saved on the CPU
+    stays there, so a CPU output in a CUDA grading still fails the comparison (and one saved on
+    another GPU cannot break it). In a CPU grading everything lands on the CPU."""
 
     def restore(storage, location: str):
         return storage if location == "cpu" else default_restore_location(storage, device)

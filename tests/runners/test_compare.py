@@ -64,6 +64,11 @@ def test_tensor_subclass_is_not_a_plain_tensor():
     assert "not a plain torch.Tensor" in compare([want], [want.clone().as_subclass(Lazy)]).error
 
 
+def test_a_sparse_output_is_not_a_dense_tensor():
+    want = torch.eye(3)
+    assert compare([want], [want.to_sparse()]).error == "output 0: is not a dense tensor"
+
+
 def test_missing_output_reported_by_the_child_fails():
     assert not compare([torch.ones(2)], [None]).correct
 

@@ -3,6 +3,8 @@ compares them with its own for the same varied inputs (add_rmsnorm's smoke shape
 
 import json
 import os
+import struct
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +13,7 @@ import pytest
 import torch
 
 from runners import timing
+from runners.compare import MAX_PICKLE_BYTES
 from runners.gates import Grading
 from runners.oracle import Oracle, as_output_list
 from runners.plan import plan_shapes
@@ -117,10 +120,36 @@ def test_a_link_a_fifo_or_garbage_is_unreadable_not_an_exception(setup):
 
 def test_a_base_out_of_range_no_kept_call_or_too_many_is_malformed(setup):
     (_, call, outputs), second = setup.kept
-    too_many = [second] * 1000  # would keep the reference recomputing until its timeout
-    for kept in ([(3, call, outputs), second], [(-1, call, outputs)], [], too_many):
+    one_too_many = [second] * (timing.KEPT_CALLS + 1)
+    forged = [second] * 100_000  # would keep the reference recomputing until its timeout
+    for kept in ([(3, call, outputs), second], [(-1, call, outputs)], [], one_too_many, forged):
         comparison = recheck(setup, saved(setup, kept))
         assert not comparison["correct"] and comparison["errors"] == [MALFORMED]
+
+
+def test_a_compressed_archive_or_an_outsized_pickle_is_refused_before_unpickling(setup):
+    """torch.load would inflate a compressed member, or unpickle megabytes of list, from a file
+    a fraction of the size limit the sandbox sets."""
+    plain, compressed = saved(setup, setup.kept), setup.tmp / "compressed.pt"
+    with zipfile.ZipFile(plain) as archive, zipfile.ZipFile(compressed, "w") as packed:
+        for member in archive.infolist():
+            data = stored_bytes(plain, member)
+            packed.writestr(member.filename, data, compress_type=zipfile.ZIP_DEFLATED)
+    assert torch.load(compressed, weights_only=True)["kept"]  # what torch alone would accept
+    padded = setup.tmp / "padded.pt"
+    torch.save({"kept": setup.kept, "padding": "x" * MAX_PICKLE_BYTES}, padded)
+    for path in (compressed, padded):
+        assert recheck(setup, path)["errors"] == [f"{UNREADABLE}ValueError)"]
+
+
+def stored_bytes(path: Path, member: zipfile.ZipInfo) -> bytes:
+    """A stored member's bytes, read past its local header (zipfile's reader checks a CRC that
+    torch.save does not write for every member)."""
+    with path.open("rb") as raw:
+        raw.seek(member.header_offset + 26)
+        name_length, extra_length = struct.unpack("<HH", raw.read(4))
+        raw.seek(member.header_offset + 30 + name_length + extra_length)
+        return raw.read(member.compress_size)
 
 
 def test_a_file_without_the_kept_list_is_unreadable(setup):
