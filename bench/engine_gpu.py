@@ -171,7 +171,7 @@ def command_accuracy(args: argparse.Namespace) -> dict:
         model.load_state_dict(ref_model.state_dict())
         model = model.cuda().eval()
         bases = []
-        for seed in range(3):  # 3 inputs, as a grade rotates its own (seeded from the problem)
+        for seed in range(3):  # seeds 0-2, not the problem's: a grade times other inputs
             torch.manual_seed(seed)
             bases.append(
                 [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]

@@ -65,6 +65,8 @@ class Grading:
         self.candidate: Worker | None = None
         self._candidate_command: tuple[list[str], Any] | None = None
         self.expected: dict[str, Any] = {}
+        # Per output, in the order outputs come back: what every comparison holds them to.
+        self.tolerances = [problem.outputs[name] for name in sorted(problem.outputs)]
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
 
     # -- build ---------------------------------------------------------------------------
@@ -189,12 +191,11 @@ class Grading:
         except Exception as exc:  # anything unreadable is the candidate's failure
             comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")
             return comparison
-        tolerances = [self.problem.outputs[name] for name in sorted(self.problem.outputs)]
         if len(saved) != len(expected):
             comparison.fail(f"{len(saved)} result(s) for {len(expected)} calls")
             return comparison
         for want, outputs in zip(expected, saved, strict=True):
-            compare_call(comparison, want, outputs, tolerances)
+            compare_call(comparison, want, outputs, self.tolerances)
         return comparison
 
     def recheck_timed(self, plan: ShapePlan, reply: dict, out: Path, seed: int) -> Comparison:
@@ -209,7 +210,7 @@ class Grading:
             "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
             "seed": seed,
             "kept": str(out),
-            "tolerances": [self.problem.outputs[name] for name in sorted(self.problem.outputs)],
+            "tolerances": self.tolerances,
         }
         checked = self.ask_reference(message, PREPARE_TIMEOUT_S)["comparison"]
         comparison = Comparison.from_dict(checked)
@@ -268,9 +269,8 @@ class Grading:
         out.unlink(missing_ok=True)
         comparison = Comparison()
         expected = self._expected(plan)
-        tolerances = [self.problem.outputs[name] for name in sorted(self.problem.outputs)]
         for want, outputs in zip(expected, saved, strict=True):
-            compare_call(comparison, want, outputs, tolerances)
+            compare_call(comparison, want, outputs, self.tolerances)
         return comparison.correct
 
     def _expected(self, plan: ShapePlan) -> list[Any]:

@@ -165,6 +165,7 @@ def test_the_parent_names_type_errors_first_and_no_held_out_size(setup):
     kept_file = saved(setup, [(base, call, narrow), second])
     grading = SimpleNamespace(
         problem=PROBLEM,
+        tolerances=TOLERANCES,
         device="cpu",
         folder=SimpleNamespace(in_dir=setup.in_dir),
         ask_reference=lambda message, timeout_s: through_json(setup.oracle.recheck)(message),
