@@ -30,6 +30,7 @@ EXPECTED = {
     "content_cache": ("timing_rejected", "outputs of timed calls are wrong"),
     "kernel_unused": ("timing_rejected", "launched none of the solution's Triton kernels"),
     "kernel_unused_cuda": ("timing_rejected", "ran none of the solution's kernels"),
+    "kernel_misnamed_cuda": ("timing_rejected", "ran none of the solution's kernels"),
 }
 
 

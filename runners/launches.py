@@ -22,6 +22,33 @@ SOLUTION_MODULE = "solution"
 # A CUDA kernel declared in a source string: `__global__ void name(` (templates allowed).
 _GLOBAL_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?\w+\s+(\w+)\s*[(<]")
 _TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
+# A profiler kernel name: `[void ][ns::...::]name` followed by template arguments, parameters or
+# nothing (Triton kernels, `extern "C"` ones). Copies and fills (`Memcpy DtoH (...)`) match none.
+_PROFILED_NAME = re.compile(
+    r"(?:void\s+)?(?P<qualifiers>(?:(?:[A-Za-z_]\w*|\(anonymous namespace\))::)*)"
+    r"(?P<name>[A-Za-z_]\w*)\s*(?:[<(]|$)"
+)
+# Namespaces of PyTorch and of the libraries it runs kernels from.
+LIBRARY_NAMESPACES = frozenset(
+    {
+        "at",
+        "c10",
+        "caffe2",
+        "torch",
+        "std",
+        "cub",
+        "thrust",
+        "cutlass",
+        "cute",
+        "cudnn",
+        "cublas",
+        "cublasLt",
+        "flash",
+        "pytorch_flash",
+        "fmha",
+        "triton",
+    }
+)
 
 _count = [0]
 
@@ -61,12 +88,19 @@ def _is_triton(decorator: ast.expr) -> bool:
 
 def names_a_defined_kernel(kernel_name: str, defined: frozenset[str]) -> bool:
     """Whether a profiler kernel name is one of `defined`: the name itself, its demangled form
-    (`name(float const*, ...)`, `void name<...>`) or its Itanium-mangled form (`_Z14name...`)."""
-    for name in defined:
-        token = rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
-        if re.search(token, kernel_name) or f"{len(name)}{name}" in kernel_name:
+    (`name(float const*, ...)`, `void name<...>(...)`, in namespaces: `(anonymous
+    namespace)::name(...)`) or its Itanium-mangled form (`_Z14name...`).
+
+    Only the kernel's own name counts, and never within a namespace of PyTorch or of a library it
+    calls: a solution that names an unused kernel `vectorized_elementwise_kernel` does not get
+    credit for the `void at::native::vectorized_elementwise_kernel<...>` its PyTorch fallback
+    runs."""
+    match = _PROFILED_NAME.match(kernel_name.strip())
+    if match and match["name"] in defined:
+        qualifiers = match["qualifiers"].split("::")
+        if not LIBRARY_NAMESPACES.intersection(qualifiers):
             return True
-    return False
+    return any(kernel_name.startswith(f"_Z{len(name)}{name}") for name in defined)
 
 
 def install() -> Callable[[], int] | None:

@@ -35,6 +35,7 @@ def test_work_escaping_to_a_side_stream_is_rejected():
         ("content_cache", "outputs of timed calls are wrong"),
         ("kernel_unused", "launched none of the solution's Triton kernels"),
         ("kernel_unused_cuda", "ran none of the solution's kernels"),
+        ("kernel_misnamed_cuda", "ran none of the solution's kernels"),
     ],
 )
 def test_caches_and_unused_kernels_are_rejected_by_design(cheat, reason):

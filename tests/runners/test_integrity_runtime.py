@@ -5,6 +5,7 @@ from pathlib import Path
 
 from engine_support import RUNTIME, TINY, gate_status, grade_tiny
 
+from runners.launches import defined_kernels
 from runners.problem import load_problem
 from runners.schema import EvaluationResult, Verdict
 from runners.scoring import geomean
@@ -123,6 +124,13 @@ def test_a_kernel_that_never_runs_is_rejected_and_its_honest_twin_passes():
     assert "launched none of the solution's Triton kernels (tanh_kernel)" in cheat.reason
     honest = grade_tiny("kernel_honest")
     assert honest.verdict == Verdict.OK, honest.reason
+
+
+def test_cuda_kernels_named_like_pytorchs_leave_only_the_profiler_check_to_stop_them():
+    # On CPU nothing is profiled; the GPU tests grade it (test_evaluate_gpu.py).
+    source = (RUNTIME / "kernel_misnamed_cuda.py").read_text()
+    assert check_source(source, forbidden=load_problem(TINY).forbidden).verdict is None
+    assert defined_kernels(source).cuda == {"vectorized_elementwise_kernel", "elementwise_kernel"}
 
 
 def test_importing_the_harness_or_the_profiler_is_forbidden():

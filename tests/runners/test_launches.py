@@ -47,6 +47,50 @@ def test_profiler_names_match_plain_demangled_and_mangled_forms_only():
     assert names_a_defined_kernel("_Z10row_kernelPKf", names)
     assert not names_a_defined_kernel("void at::native::big_row_kernel_impl<float>()", names)
     assert not names_a_defined_kernel("row_kernel2", names)
+    assert names_a_defined_kernel("(anonymous namespace)::row_kernel(float*)", names)
+    assert names_a_defined_kernel("void mine::row_kernel<float>(float*)", names)
+
+
+def test_a_kernel_named_like_pytorchs_gets_no_credit_for_pytorchs():
+    # Names the profiler gave on an H100 (torch 2.11) for kernel_misnamed_cuda's PyTorch fallback
+    # and, in a failing pybind call's error message, a copy and a concatenation (its parameters
+    # cut here). A solution whose unused kernels bear the same last names must not pass.
+    names = frozenset(
+        {
+            "vectorized_elementwise_kernel",
+            "elementwise_kernel",
+            "CatArrayBatchedCopy_alignedK_contig",
+            "Memcpy",
+        }
+    )
+    library = [
+        "void at::native::elementwise_kernel<128, 2, "
+        "at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float> > >(at::TensorIteratorBase&, "
+        "at::native::BinaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>(int, "
+        "at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float> > >(at::TensorIteratorBase&, "
+        "at::native::BinaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1})",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
+        "std::array<char*, 2ul> >(int, at::native::AbsFunctor<float>, std::array<char*, "
+        "2ul>)",
+        "void at::native::vectorized_elementwise_kernel<4, "
+        "at::native::exp_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() "
+        "const::{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, "
+        "2ul> >(int, "
+        "at::native::exp_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() "
+        "const::{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, "
+        "2ul>)",
+        "void at::native::(anonymous namespace)::CatArrayBatchedCopy_alignedK_contig<at::native::"
+        "(anonymous namespace)::OpaqueType<4u>, unsigned int, 1, 128, 1, 16>(",
+        "Memcpy DtoH (Device -> Pageable)",
+    ]
+    for name in library:
+        assert not names_a_defined_kernel(name, names), name
+    (problem,) = profile_problems([library], DefinedKernels(frozenset(), names))
+    assert "ran none of the solution's kernels" in problem
 
 
 def test_every_timed_call_must_launch_a_triton_kernel():
