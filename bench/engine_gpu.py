@@ -147,9 +147,17 @@ def _cv(values: list[float]) -> float:
 
 
 def command_accuracy(args: argparse.Namespace) -> dict:
+    """do_bench against a grade's medians, shape by shape. With `--inputs grade` (the default)
+    do_bench times each of the grade's own inputs (the problem's seeds and distributions, as
+    the reference process builds them) and reports the median of their medians: a grade's
+    rounds rotate through the same inputs and take medians, so where the inputs differ in cost
+    the grade reads the middle one. With `--inputs seeds` it times seed 0's normal input alone,
+    as the sections of docs/benchmarks.md before 2026-11-25's sixth session did."""
     import torch
     import triton.testing
 
+    from runners.oracle import grade_inputs
+    from runners.plan import plan_shapes
     from runners.problem import load_problem
 
     problem = load_problem(args.problem)
@@ -160,37 +168,47 @@ def command_accuracy(args: argparse.Namespace) -> dict:
     reference = _import(problem.path / "reference.py", "reference")
     solution = _import(SOLUTIONS / args.problem / "honest.py", "solution")
     rows = {}
-    shapes = [("visible", i, p) for i, p in enumerate(problem.visible)]
-    shapes += [("hidden", i, p) for i, p in enumerate(problem.hidden)]
-    for set_name, index, params in shapes:
-        for name, value in params.items():
+    visible, hidden = plan_shapes(problem, "cuda")
+    for plan in visible + hidden:
+        for name, value in plan.params.items():
             setattr(reference, name, value)
         torch.manual_seed(0)
         ref_model = reference.Model(*reference.get_init_inputs())
         model = solution.ModelNew(*reference.get_init_inputs())
         model.load_state_dict(ref_model.state_dict())
         model = model.cuda().eval()
-        bases = []
-        for seed in range(3):  # seeds 0-2, not the problem's: a grade times other inputs
-            torch.manual_seed(seed)
-            bases.append(
-                [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]
-            )
-        args_ = bases[0]
-        key = f"{set_name}{index}"
+        if args.inputs == "grade":
+            pairs = zip(plan.seeds, plan.dists, strict=True)
+            bases = [grade_inputs(reference, seed, dist, "cuda") for seed, dist in pairs]
+            timed = bases
+        else:
+            bases = []
+            for seed in range(3):
+                torch.manual_seed(seed)
+                bases.append(
+                    [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]
+                )
+            timed = bases[:1]
         with torch.no_grad():
-            ms = triton.testing.do_bench(
-                lambda m=model, a=args_: m(*a), warmup=100, rep=500, return_mode="median"
-            )
-            row = {"do_bench_us": ms * 1e3}
+            each = [
+                triton.testing.do_bench(
+                    lambda m=model, a=a: m(*a), warmup=100, rep=500, return_mode="median"
+                )
+                * 1e3
+                for a in timed
+            ]
+            row = {"do_bench_us": statistics.median(each), "do_bench_us_each": each}
             if args.variants:
                 row |= _variants(model, bases)
-        if key in graded:
-            ours = graded[key]["time"]["median_us"]
-            row |= {"engine_us": ours, "diff_pct": 100 * (ours - ms * 1e3) / (ms * 1e3)}
-        rows[key] = row
-        print(key, {k: v if v is None else round(v, 2) for k, v in row.items()}, flush=True)
-    return {"problem": args.problem, "shapes": rows}
+        if plan.id in graded:
+            ours = graded[plan.id]["time"]["median_us"]
+            row |= {"engine_us": ours, "diff_pct": 100 * (ours / row["do_bench_us"] - 1)}
+        rows[plan.id] = row
+        shown = {k: v if not isinstance(v, float) else round(v, 2) for k, v in row.items()}
+        print(plan.id, shown, flush=True)
+        del model, ref_model, bases, timed
+        torch.cuda.empty_cache()
+    return {"problem": args.problem, "inputs": args.inputs, "shapes": rows}
 
 
 def _variants(model, bases) -> dict:
@@ -772,6 +790,12 @@ def main() -> None:
     accuracy.add_argument("--problem", default="softmax")
     accuracy.add_argument("--grade", type=Path, help="a grade's JSON, to compare its medians")
     accuracy.add_argument("--variants", action="store_true", help="time each shape 6 more ways")
+    accuracy.add_argument(
+        "--inputs",
+        choices=("grade", "seeds"),
+        default="grade",
+        help="the grade's own inputs (default), or seed 0's normal input as before",
+    )
     accuracy.set_defaults(handler=command_accuracy)
     idle = commands.add_parser("idle", help="old vs new timing loop on one small hidden shape")
     idle.add_argument("--problem", default="softmax")

@@ -19,14 +19,21 @@ from dataclasses import dataclass
 from typing import Any
 
 SOLUTION_MODULE = "solution"
-# A CUDA kernel declared in a source string: `__global__ void name(` (templates allowed).
-_GLOBAL_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?\w+\s+(\w+)\s*[(<]")
+# Attributes and specifiers that may stand on either side of a kernel's return type.
+_SPECIFIERS = (
+    r"(?:(?:__launch_bounds__|__maxnreg__|__cluster_dims__)\s*\([^)]*\)\s*"
+    r"|(?:static|inline|__forceinline__|__noinline__)\s+)*"
+)
+# A CUDA kernel declared in a source string: `__global__ void name(` (templates allowed), also
+# `__global__ void __launch_bounds__(256) name(`, the CUDA guide's own form.
+_GLOBAL_KERNEL = re.compile(rf"__global__\s+{_SPECIFIERS}\w+\s+{_SPECIFIERS}(\w+)\s*[(<]")
 _TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
-# A profiler kernel name: `[void ][ns::...::]name` followed by template arguments, parameters or
-# nothing (Triton kernels, `extern "C"` ones). Copies and fills (`Memcpy DtoH (...)`) match none.
+# A profiler kernel name: `[void ][ns::...::]name` followed at once by template arguments,
+# parameters or nothing (Triton kernels, `extern "C"` ones). Copies and fills (`Memcpy DtoH
+# (...)`, `Memset (Device)`) match none: a space follows their first word.
 _PROFILED_NAME = re.compile(
     r"(?:void\s+)?(?P<qualifiers>(?:(?:[A-Za-z_]\w*|\(anonymous namespace\))::)*)"
-    r"(?P<name>[A-Za-z_]\w*)\s*(?:[<(]|$)"
+    r"(?P<name>[A-Za-z_]\w*)(?:[<(]|$)"
 )
 # Namespaces of PyTorch and of the libraries it runs kernels from.
 LIBRARY_NAMESPACES = frozenset(
@@ -88,19 +95,28 @@ def _is_triton(decorator: ast.expr) -> bool:
 
 def names_a_defined_kernel(kernel_name: str, defined: frozenset[str]) -> bool:
     """Whether a profiler kernel name is one of `defined`: the name itself, its demangled form
-    (`name(float const*, ...)`, `void name<...>(...)`, in namespaces: `(anonymous
-    namespace)::name(...)`) or its Itanium-mangled form (`_Z14name...`).
+    (`name(float const*, ...)`, `void name<...>(...)`, also in a namespace of the solution's:
+    `(anonymous namespace)::name(...)`), or, outside any namespace, its Itanium-mangled form
+    (`_Z10row_kernelPKf`).
 
-    Only the kernel's own name counts, and never within a namespace of PyTorch or of a library it
-    calls: a solution that names an unused kernel `vectorized_elementwise_kernel` does not get
-    credit for the `void at::native::vectorized_elementwise_kernel<...>` its PyTorch fallback
-    runs."""
-    match = _PROFILED_NAME.match(kernel_name.strip())
+    The kernel's own function name must be the defined one, and never within a namespace of
+    PyTorch or of a library it calls: a solution that names an unused kernel
+    `vectorized_elementwise_kernel` does not get credit for the `void
+    at::native::vectorized_elementwise_kernel<...>` its PyTorch fallback runs."""
+    return _credited(kernel_name, defined) == "own"
+
+
+def _credited(kernel_name: str, defined: frozenset[str]) -> str | None:
+    """ "own" where the name is one of the solution's kernels, "library" where it would be but
+    for a library namespace, None otherwise."""
+    kernel_name = kernel_name.strip()
+    match = _PROFILED_NAME.match(kernel_name)
     if match and match["name"] in defined:
-        qualifiers = match["qualifiers"].split("::")
-        if not LIBRARY_NAMESPACES.intersection(qualifiers):
-            return True
-    return any(kernel_name.startswith(f"_Z{len(name)}{name}") for name in defined)
+        qualifiers = set(match["qualifiers"].split("::"))
+        return "library" if qualifiers & LIBRARY_NAMESPACES else "own"
+    if any(kernel_name.startswith(f"_Z{len(name)}{name}") for name in defined):
+        return "own"
+    return None
 
 
 def install() -> Callable[[], int] | None:
@@ -171,9 +187,19 @@ def profile_problems(kernels: Any, defined: DefinedKernels) -> list[str]:
     if defined.names and not calls:
         return ["the profiled calls' kernel names are missing"]
     for ran in calls:
-        if not any(names_a_defined_kernel(name, defined.names) for name in ran):
-            shown = ", ".join(ran[:4]) or "no kernel"
-            return [f"a profiled call ran none of the solution's kernels (it ran {shown})"[:300]]
+        credits = [_credited(name, defined.names) for name in ran]
+        if "own" in credits:
+            continue
+        if "library" in credits:  # an honest author's kernels in `namespace flash`, say
+            shown = ran[credits.index("library")][:120]
+            reserved = ", ".join(sorted(LIBRARY_NAMESPACES))
+            return [
+                f"a profiled call ran none of the solution's kernels: it ran {shown}, within a "
+                f"namespace of PyTorch or its libraries ({reserved}), where a solution's "
+                "kernels do not count"
+            ]
+        shown = ", ".join(ran[:4]) or "no kernel"
+        return [f"a profiled call ran none of the solution's kernels (it ran {shown})"[:300]]
     return []
 
 

@@ -31,6 +31,15 @@ def apply_distribution(args: list[Any], name: str) -> list[Any]:
     return [_distribute(a, name) if _is_float(a) else a for a in args]
 
 
+def grade_inputs(reference: Any, seed: int, distribution: str, device: str) -> list[Any]:
+    """One input set of a grade: the reference module's `get_inputs()` under `seed`, on `device`,
+    with `distribution` applied. The reference's shape parameters are set by the caller."""
+    torch.manual_seed(seed)
+    with torch.device(device):  # generate on the device: CPU randn of 1 GiB takes seconds
+        args = apply_distribution(list(reference.get_inputs()), distribution)
+    return [a.to(device) if isinstance(a, torch.Tensor) else a for a in args]
+
+
 def _is_float(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.is_floating_point()
 
@@ -94,10 +103,7 @@ class Oracle:
         )
         input_sets, expected = [], []
         for seed, distribution in zip(shape["seeds"], shape["dists"], strict=True):
-            torch.manual_seed(seed)
-            with torch.device(device):  # generate on the device: CPU randn of 1 GiB takes seconds
-                args = apply_distribution(list(self.reference.get_inputs()), distribution)
-            args = [a.to(device) if isinstance(a, torch.Tensor) else a for a in args]
+            args = grade_inputs(self.reference, seed, distribution, device)
             with torch.no_grad():
                 expected.append(as_output_list(model(*timing.fresh_copy(args))))
             input_sets.append(args)
