@@ -107,8 +107,8 @@ def names_a_defined_kernel(kernel_name: str, defined: frozenset[str]) -> bool:
 
 
 def _credited(kernel_name: str, defined: frozenset[str]) -> str | None:
-    """ "own" where the name is one of the solution's kernels, "library" where it would be but
-    for a library namespace, None otherwise."""
+    """Whose kernel a profiler name is: the solution's ("own"), the solution's but for a
+    library namespace ("library"), or neither (None)."""
     kernel_name = kernel_name.strip()
     match = _PROFILED_NAME.match(kernel_name)
     if match and match["name"] in defined:
