@@ -4,8 +4,8 @@ written but never run, each beside its honest control (tests/runners/solutions/r
     python bench/cheats_gpu.py --out DIR
 
 Each solution is graded on tests/runners/problems/tiny_tanh with the engine's full protocol and
-the expected outcome checked; DIR/cheats.json holds every verdict, reason (a rejected call's
-first kernel names are in it) and profiler error. The same expectations run as tests on a GPU
+the expected outcome checked; DIR/cheats.json holds every verdict, reason (it names the kernels
+a rejected call ran) and profiler error. The same expectations run as tests on a GPU
 machine (tests/runners/test_evaluate_gpu.py).
 """
 

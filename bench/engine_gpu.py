@@ -148,11 +148,12 @@ def _cv(values: list[float]) -> float:
 
 def command_accuracy(args: argparse.Namespace) -> dict:
     """do_bench against a grade's medians, shape by shape. With `--inputs grade` (the default)
-    do_bench times each of the grade's own inputs (the problem's seeds and distributions, as
-    the reference process builds them) and reports the median of their medians: a grade's
-    rounds rotate through the same inputs and take medians, so where the inputs differ in cost
-    the grade reads the middle one. With `--inputs seeds` it times seed 0's normal input alone,
-    as the sections of docs/benchmarks.md before 2026-11-25's sixth session did."""
+    do_bench times each of the grade's own inputs (the shape's seeds and distributions, as the
+    reference process builds them) and reports the median of their medians: a grade's rounds
+    rotate through the same inputs and take medians, so where the inputs differ widely in cost
+    the grade reads the middle one. `--variants` then times the middle input. With `--inputs
+    seeds` it times seed 0's normal input alone, as every do_bench table of docs/benchmarks.md
+    before its paged_attention paragraph of 2026-11-25 (sixth session) did."""
     import torch
     import triton.testing
 
@@ -199,12 +200,15 @@ def command_accuracy(args: argparse.Namespace) -> dict:
             ]
             row = {"do_bench_us": statistics.median(each), "do_bench_us_each": each}
             if args.variants:
+                middle = sorted(range(len(each)), key=each.__getitem__)[len(each) // 2]
+                bases = [bases[middle], *bases[:middle], *bases[middle + 1 :]]
                 row |= _variants(model, bases)
         if plan.id in graded:
             ours = graded[plan.id]["time"]["median_us"]
             row |= {"engine_us": ours, "diff_pct": 100 * (ours / row["do_bench_us"] - 1)}
         rows[plan.id] = row
-        shown = {k: v if not isinstance(v, float) else round(v, 2) for k, v in row.items()}
+        shown = {k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}
+        shown["do_bench_us_each"] = [round(v, 2) for v in each]
         print(plan.id, shown, flush=True)
         del model, ref_model, bases, timed
         torch.cuda.empty_cache()

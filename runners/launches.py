@@ -19,14 +19,20 @@ from dataclasses import dataclass
 from typing import Any
 
 SOLUTION_MODULE = "solution"
-# Attributes and specifiers that may stand on either side of a kernel's return type.
-_SPECIFIERS = (
-    r"(?:(?:__launch_bounds__|__maxnreg__|__cluster_dims__)\s*\([^)]*\)\s*"
-    r"|(?:static|inline|__forceinline__|__noinline__)\s+)*"
+# Attributes and specifiers that may stand on either side of a kernel's return type, taken
+# whole (possessive: a long run of them in a crafted string cannot make the search backtrack),
+# and never read as the return type or the name.
+_SPECIFIER_WORDS = (
+    r"__launch_bounds__|__maxnreg__|__cluster_dims__|static|inline|__forceinline__|__noinline__"
 )
+_SPECIFIERS = (
+    r"(?:(?:__launch_bounds__|__maxnreg__|__cluster_dims__)\s*\((?:[^()]|\([^()]*\))*\)\s*"
+    r"|(?:static|inline|__forceinline__|__noinline__)\s+)*+"
+)
+_WORD = rf"(?!(?:{_SPECIFIER_WORDS})\b)\w+"
 # A CUDA kernel declared in a source string: `__global__ void name(` (templates allowed), also
 # `__global__ void __launch_bounds__(256) name(`, the CUDA guide's own form.
-_GLOBAL_KERNEL = re.compile(rf"__global__\s+{_SPECIFIERS}\w+\s+{_SPECIFIERS}(\w+)\s*[(<]")
+_GLOBAL_KERNEL = re.compile(rf"__global__\s+{_SPECIFIERS}{_WORD}\s+{_SPECIFIERS}({_WORD})\s*[(<]")
 _TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
 # A profiler kernel name: `[void ][ns::...::]name` followed at once by template arguments,
 # parameters or nothing (Triton kernels, `extern "C"` ones). Copies and fills (`Memcpy DtoH
@@ -191,7 +197,7 @@ def profile_problems(kernels: Any, defined: DefinedKernels) -> list[str]:
         if "own" in credits:
             continue
         if "library" in credits:  # an honest author's kernels in `namespace flash`, say
-            shown = ran[credits.index("library")][:120]
+            shown = ran[credits.index("library")][:120]  # the message stays under 400 characters
             reserved = ", ".join(sorted(LIBRARY_NAMESPACES))
             return [
                 f"a profiled call ran none of the solution's kernels: it ran {shown}, within a "

@@ -47,9 +47,21 @@ def test_kernel_attributes_and_specifiers_may_follow_the_return_type():
         "__global__ void __maxnreg__(32) capped(int n) {}": "capped",
         "__global__ static void local_kernel(float* x) {}": "local_kernel",
         "__global__ __forceinline__ void inlined(float* x) {}": "inlined",
+        "__global__ void __launch_bounds__(MAX(256, N)) nested(float* x) {}": "nested",
+        "template <int B> __global__ void __launch_bounds__(B * (2)) scaled(float* x) {}": "scaled",
     }
     for cuda, name in forms.items():
         assert defined_kernels(f"CUDA = {cuda!r}").cuda == {name}, cuda
+
+
+def test_a_crafted_run_of_specifiers_is_read_in_one_pass():
+    # The source is read in the parent before the build: with backtracking, 256 KB of
+    # `inline ` after `__global__` took minutes. Each string must simply come back.
+    for pad in ("inline ", "void ", "__launch_bounds__(1) ", "__launch_bounds__("):
+        cuda = "__global__ " + pad * (256 * 1024 // len(pad))
+        assert defined_kernels(f"CUDA = {cuda!r}").cuda == set()
+    long_name = "a::" * 100_000 + "k!"
+    assert not names_a_defined_kernel(long_name, frozenset({"a", "k"}))
 
 
 def test_profiler_names_match_plain_demangled_and_mangled_forms_only():
