@@ -296,17 +296,14 @@ def _prepare(reference, plan, device: str):
     import torch
 
     from runners import timing
-    from runners.oracle import Oracle, apply_distribution, as_output_list
+    from runners.oracle import Oracle, as_output_list, grade_inputs
 
     oracle = Oracle()
     oracle.reference = reference
     model, _ = oracle._reference_model(plan.message(), device)
     inputs, expected = [], []
     for seed, distribution in zip(plan.seeds, plan.dists, strict=True):
-        torch.manual_seed(seed)
-        with torch.device(device):
-            args = apply_distribution(list(reference.get_inputs()), distribution)
-        args = [a.to(device) if isinstance(a, torch.Tensor) else a for a in args]
+        args = grade_inputs(reference, seed, distribution, device)
         with torch.no_grad():
             expected.append(as_output_list(model(*timing.fresh_copy(args))))
         inputs.append(args)

@@ -183,12 +183,7 @@ def command_accuracy(args: argparse.Namespace) -> dict:
             bases = [grade_inputs(reference, seed, dist, "cuda") for seed, dist in pairs]
             timed = bases
         else:
-            bases = []
-            for seed in range(3):
-                torch.manual_seed(seed)
-                bases.append(
-                    [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]
-                )
+            bases = _seed_inputs(reference)
             timed = bases[:1]
         with torch.no_grad():
             each = [
@@ -762,13 +757,24 @@ def _honest_calls(slug: str, keys: list[str]):
         for name, value in getattr(problem, set_name)[index].items():
             setattr(reference, name, value)
         model = solution.ModelNew(*reference.get_init_inputs()).cuda().eval()
-        bases = []
-        for seed in range(3):
-            torch.manual_seed(seed)
-            bases.append([a.cuda() for a in reference.get_inputs()])
+        bases = _seed_inputs(reference)
         yield key, lambda args, m=model: m(*args), bases
         del model, bases
         torch.cuda.empty_cache()
+
+
+def _seed_inputs(reference) -> list[list]:
+    """Seeds 0-2 of the reference's `get_inputs()` on CUDA, normal values (not a grade's inputs:
+    `runners.oracle.grade_inputs` builds those)."""
+    import torch
+
+    bases = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        bases.append(
+            [a.cuda() if isinstance(a, torch.Tensor) else a for a in reference.get_inputs()]
+        )
+    return bases
 
 
 def _import(path: Path, name: str):

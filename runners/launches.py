@@ -22,14 +22,10 @@ SOLUTION_MODULE = "solution"
 # Attributes and specifiers that may stand on either side of a kernel's return type, taken
 # whole (possessive: a long run of them in a crafted string cannot make the search backtrack),
 # and never read as the return type or the name.
-_SPECIFIER_WORDS = (
-    r"__launch_bounds__|__maxnreg__|__cluster_dims__|static|inline|__forceinline__|__noinline__"
-)
-_SPECIFIERS = (
-    r"(?:(?:__launch_bounds__|__maxnreg__|__cluster_dims__)\s*\((?:[^()]|\([^()]*\))*\)\s*"
-    r"|(?:static|inline|__forceinline__|__noinline__)\s+)*+"
-)
-_WORD = rf"(?!(?:{_SPECIFIER_WORDS})\b)\w+"
+_ATTRIBUTES = "__launch_bounds__|__maxnreg__|__cluster_dims__"  # each takes (arguments)
+_KEYWORDS = "static|inline|__forceinline__|__noinline__"
+_SPECIFIERS = rf"(?:(?:{_ATTRIBUTES})\s*\((?:[^()]|\([^()]*\))*\)\s*|(?:{_KEYWORDS})\s+)*+"
+_WORD = rf"(?!(?:{_ATTRIBUTES}|{_KEYWORDS})\b)\w+"
 # A CUDA kernel declared in a source string: `__global__ void name(` (templates allowed), also
 # `__global__ void __launch_bounds__(256) name(`, the CUDA guide's own form.
 _GLOBAL_KERNEL = re.compile(rf"__global__\s+{_SPECIFIERS}{_WORD}\s+{_SPECIFIERS}({_WORD})\s*[(<]")
