@@ -47,15 +47,22 @@ class Candidate:
         model = self._model_for(request["init"], request["state"])
         input_sets = self._inputs(request["inputs"])
         outputs, type_errors, mutated = [], [], []
+        # Outputs are copied as they come: a module may return one buffer it keeps and
+        # overwrites on every call, and each call is compared with its own expected outputs.
+        storages: list[set[int]] = []  # per call, where its outputs live
         with torch.no_grad():
             for index, args in enumerate(input_sets):
                 pristine = timing.fresh_copy(args)
                 out = self._call(model, args)
-                outputs.append(_plain_outputs(out, index, type_errors))
+                plain = _plain_outputs(out, index, type_errors)
+                storages.append({o.untyped_storage().data_ptr() for o in plain if _sized(o)})
+                outputs.append([None if o is None else o.clone() for o in plain])
                 if not all(_same(a, p) for a, p in zip(args, pristine, strict=True)):
                     mutated.append(index)
         _save({"outputs": outputs}, request["out"])
-        return {"type_errors": type_errors, "mutated": mutated, **_integrity()}
+        aliased = sum(map(len, storages)) > len(set().union(*storages))
+        reply = {"type_errors": type_errors, "mutated": mutated, "aliased": aliased}
+        return reply | _integrity()
 
     def time(self, request: dict[str, Any]) -> dict[str, Any]:
         model = self._model_for(request["init"], request["state"])
@@ -140,6 +147,10 @@ def _plain_outputs(out: Any, index: int, type_errors: list[str]) -> list[Any]:
             type_errors.append(f"call {index} output {position} is {_type(item).__qualname__}")
             plain.append(None)
     return plain
+
+
+def _sized(value: Any) -> bool:
+    return value is not None and value.numel() > 0
 
 
 def _same(after: Any, before: Any) -> bool:

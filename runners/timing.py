@@ -24,6 +24,7 @@ _synchronize = torch.cuda.synchronize
 _Event = torch.cuda.Event
 _record = torch.cuda.Event.record
 _elapsed = torch.cuda.Event.elapsed_time
+_query = torch.cuda.Event.query
 _no_grad = torch.no_grad
 
 # Tensors cross between the engine's processes through files in memory; a zip CRC over
@@ -37,6 +38,7 @@ _CAPTURED = {
     "torch.cuda.Event": (torch.cuda, "Event", _Event),
     "torch.cuda.Event.record": (torch.cuda.Event, "record", _record),
     "torch.cuda.Event.elapsed_time": (torch.cuda.Event, "elapsed_time", _elapsed),
+    "torch.cuda.Event.query": (torch.cuda.Event, "query", _query),
     # The hold: a solution that kept it from releasing would stretch it to its timeout.
     "runners.hold.QueueHold.wait": (QueueHold, "wait", QueueHold.wait),
     "runners.hold.QueueHold.release": (QueueHold, "release", QueueHold.release),
@@ -52,8 +54,10 @@ def timers_intact() -> list[str]:
 # under an older protocol are measured again (it is part of every baseline_key).
 # 1: engine 0.1 (one measurement); 2: engine 0.2 (spread inputs, rounds, median of medians);
 # 3: a hold kernel between the flush and the start event on CUDA; 4: the hold waits until the
-# host has queued the call (runners.hold), and compute-bound problems warm up for 0.5 s.
-PROTOCOL = 4
+# host has queued the call (runners.hold), and compute-bound problems warm up for 0.5 s;
+# 5: no hold for a call that waits on the device inside itself, an idle device at the start of
+# a call that uses its own streams, outputs that share storage across calls kept as copies.
+PROTOCOL = 5
 # The last calls of a timing whose outputs come back for the re-check (consecutive calls use
 # different bases and ring slots); the reference process refuses a file that holds more.
 KEPT_CALLS = 2
@@ -74,6 +78,11 @@ class Settings:
     # the whole call, for at most this long (runners.hold; the engine sets it on CUDA:
     # runners.performance.HOLD_TIMEOUT_US). 0: no hold.
     hold_timeout_us: float = 0.0
+    # On CUDA, the device is synchronized between the flush and the start event and there is no
+    # hold: for solutions that run work on streams of their own, which could otherwise start
+    # during the flush or the hold, before the window opens. Launch latency then counts, as it
+    # does in triton.testing.do_bench.
+    idle_start: bool = False
     # Distinct input copies (and, within the same budget, candidate outputs) kept alive, up to
     # this many bytes, so the timed calls see many places in memory rather than a handful. On
     # the H100 this did not measurably change reproducibility (docs/benchmarks.md, "Engine");
@@ -104,6 +113,12 @@ class Samples:
     # Which hold ran ("queue", or "fixed" where the flag kernel could not be built, and why).
     hold: str = ""
     hold_error: str = ""
+    # The call waited on the device inside itself (`.item()`, a synchronize), so the device
+    # passed the hold before the host released it: the hold was dropped and timing restarted.
+    hold_dropped: bool = False
+    # Successive calls returned outputs in the same storage (a buffer the module keeps): each
+    # timed call's outputs were copied after its window, so the kept ones are its own.
+    aliased: bool = False
 
     def to_reply(self) -> dict[str, Any]:
         reply: dict[str, Any] = {
@@ -113,6 +128,7 @@ class Samples:
         }
         if self.hold:
             reply |= {"hold": self.hold, "hold_error": self.hold_error}
+        reply |= {"hold_dropped": self.hold_dropped, "aliased": self.aliased}
         return reply | ({"own_launches": self.own_launches} if self.own_launches else {})
 
 
@@ -234,11 +250,7 @@ def measure(
     """
     spread = settings.spread_bytes if device == "cuda" else 0
     ring = _Ring(bases, spread, settings.vary_seed)
-    clock = (
-        _CudaClock(settings.flush_bytes, settings.hold_timeout_us)
-        if device == "cuda"
-        else _HostClock()
-    )
+    clock = _clock(device, settings)
     samples = Samples()
     running = _Running()
     keep = min(KEPT_CALLS, len(bases))
@@ -248,17 +260,28 @@ def measure(
     if settings.vary_seed is not None:
         min_samples = max(min_samples, ring.slots + keep)
     warmup_s = settings.warmup_s if device == "cuda" else 0.0
+    previous: set[int] = set()  # where the last call's outputs live
     with _no_grad():
         started = _perf_counter()
         i = 0
         while i < settings.warmup or _perf_counter() - started < warmup_s:
-            clock.time(call, ring.next(i)[1])
+            out = clock.time(call, ring.next(i)[1])[3]
+            clock.restarted()
+            previous = _note_aliasing(samples, previous, out)
             i += 1
         started = _perf_counter()
         for _ in range(settings.max_samples):
             base, args = ring.next(i)
             before = launches() if launches else 0
             event, host, span, out = clock.time(call, args)
+            if clock.restarted():  # the hold was dropped: no sample taken behind it is kept
+                samples, running = _restarted(samples), _Running()
+                i += 1
+                started = _perf_counter()
+                continue
+            previous = _note_aliasing(samples, previous, out)
+            if samples.aliased:  # the next call overwrites these outputs: keep a copy
+                out = _copied(out)
             if launches:
                 samples.own_launches.append(launches() - before)
             samples.event_ms.append(event)
@@ -272,9 +295,47 @@ def measure(
                 running, settings, _perf_counter() - started
             ):
                 break
-    if isinstance(clock, _CudaClock) and clock.hold:
-        samples.hold, samples.hold_error = clock.hold.kind, clock.hold.error
+    if isinstance(clock, _CudaClock) and clock.kind:
+        samples.hold, samples.hold_error = clock.kind, clock.hold_error
+    samples.hold_dropped = clock.dropped
     return samples
+
+
+def _clock(device: str, settings: Settings) -> _CudaClock | _HostClock:
+    if device != "cuda":
+        return _HostClock()
+    hold = 0.0 if settings.idle_start else settings.hold_timeout_us
+    return _CudaClock(settings.flush_bytes, hold, idle_start=settings.idle_start)
+
+
+def _restarted(samples: Samples) -> Samples:
+    return Samples(aliased=samples.aliased)
+
+
+def _note_aliasing(samples: Samples, previous: set[int], out: Any) -> set[int]:
+    """Mark `samples.aliased` where `out` lives where the previous call's outputs did; returns
+    where `out` lives."""
+    current = _storages(out)
+    samples.aliased = samples.aliased or bool(current & previous)
+    return current
+
+
+def _outputs(out: Any) -> list[Any]:
+    return list(out) if isinstance(out, tuple | list) else [out]
+
+
+def _storages(out: Any) -> set[int]:
+    """Where a call's tensor outputs live (their storages' addresses; empty ones left out)."""
+    return {
+        o.untyped_storage().data_ptr()
+        for o in _outputs(out)
+        if isinstance(o, torch.Tensor) and o.numel()
+    }
+
+
+def _copied(out: Any) -> Any:
+    copies = [o.clone() if isinstance(o, torch.Tensor) else o for o in _outputs(out)]
+    return copies if isinstance(out, tuple | list) else copies[0]
 
 
 class _Running:
@@ -314,29 +375,49 @@ class _CudaClock:
     the static gate) could queue more. With a hold, the device waits after the flush until the
     host has queued the call and its end event (runners.hold), so the window holds no launch
     latency.
+
+    A call that waits on the device inside itself (`.item()`, a synchronize) lets the device
+    pass the hold only at its timeout, and then reads slower than without it (a paged-attention
+    decode calling `seq_lens.max().item()` read 231 us behind the hold, 128 us without it and
+    105 us in do_bench on the H100; docs/peer_runs.md). The start event has then completed
+    before the host releases the hold: the clock drops the hold for the rest of the timing and
+    `restarted` says so once, so that no sample taken behind it is kept.
     """
 
-    def __init__(self, flush_bytes: int, hold_timeout_us: float = 0.0):
+    def __init__(self, flush_bytes: int, hold_timeout_us: float = 0.0, idle_start: bool = False):
         self.flush = torch.empty(max(flush_bytes, 1), dtype=torch.uint8, device="cuda")
         self.hold = QueueHold(hold_timeout_us) if hold_timeout_us > 0 else None
+        self.kind = self.hold.kind if self.hold else ""
+        self.hold_error = ""
+        self.idle_start = idle_start
+        self.dropped = False
+        self._restart = False
         self.start, self.end, self.after, self.mark, self.woke = (
             _Event(enable_timing=True) for _ in range(5)
         )
 
     def time(self, call: Callable[[list[Any]], Any], args: list[Any]):
-        # No synchronize between the flush and the start event: the host queues the call while
-        # the device is still flushing, then holding.
+        # No synchronize between the flush and the start event, unless the call's own streams
+        # could run before the window: the host queues the call while the device is still
+        # flushing, then holding.
         self.flush.zero_()
-        if self.hold:
-            self.hold.wait()
+        if self.idle_start:
+            _synchronize()
+        hold = self.hold
+        if hold:
+            hold.wait()
         host_start = _perf_counter()
         _record(self.start)
         try:
             out = call(args)
             _record(self.end)
         finally:
-            if self.hold:
-                self.hold.release()
+            if hold:
+                passed = _query(self.start)  # the device is past the hold: the call waited
+                hold.release()
+                self.kind, self.hold_error = hold.kind, hold.error
+                if passed:
+                    self.hold, self.dropped, self._restart = None, True, True
         _synchronize()
         host_ms = (_perf_counter() - host_start) * 1e3
         _record(self.after)
@@ -348,8 +429,18 @@ class _CudaClock:
         idle = _elapsed(self.mark, self.woke)
         return _elapsed(self.start, self.end), host_ms, _elapsed(self.start, self.after) - idle, out
 
+    def restarted(self) -> bool:
+        """Whether the hold was dropped by the last call (true once)."""
+        restart, self._restart = self._restart, False
+        return restart
+
 
 class _HostClock:
+    dropped = False
+
+    def restarted(self) -> bool:
+        return False
+
     def time(self, call: Callable[[list[Any]], Any], args: list[Any]):
         host_start = _perf_counter()
         out = call(args)

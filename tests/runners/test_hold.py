@@ -73,3 +73,60 @@ def test_a_call_slow_to_queue_is_timed_at_its_device_time():
         settings=dataclasses.replace(settings, hold_timeout_us=0.0),
     )
     assert sorted(unheld.event_ms)[15] > 0.8
+
+
+def _waits_on_the_device(args):
+    """A decode-style call: reads a length back to the host, then launches the work."""
+    length = int(args[1].max().item())
+    return args[0][:length].mul(2.0)
+
+
+def test_a_call_that_waits_on_the_device_drops_the_hold():
+    """`.item()` inside the call lets the device past the hold only at its timeout; the clock
+    drops the hold and times the call as without one (no 5 ms per call, no sample behind it)."""
+    work = torch.randn(2**22, device="cuda")
+    lengths = torch.tensor([2**21, 2**22], device="cuda")
+    settings = timing.Settings(
+        min_samples=30, max_samples=30, flush_bytes=2**24, hold_timeout_us=5000.0
+    )
+    samples = timing.measure(
+        _waits_on_the_device, [[work, lengths]], device="cuda", settings=settings
+    )
+    assert samples.hold_dropped
+    assert len(samples.event_ms) == 30 and max(samples.host_ms) < 4.0
+    unheld = timing.measure(
+        _waits_on_the_device,
+        [[work, lengths]],
+        device="cuda",
+        settings=dataclasses.replace(settings, hold_timeout_us=0.0),
+    )
+    assert not unheld.hold_dropped
+    held_us, unheld_us = (sorted(s.event_ms)[15] * 1e3 for s in (samples, unheld))
+    assert abs(held_us / unheld_us - 1) < 0.25, (held_us, unheld_us)
+
+
+def test_a_call_queued_in_time_keeps_the_hold():
+    work = torch.empty(2**20, device="cuda")
+    settings = timing.Settings(
+        min_samples=30, max_samples=30, flush_bytes=2**20, hold_timeout_us=5000.0
+    )
+    samples = timing.measure(lambda a: a[0].mul(1.0), [[work]], device="cuda", settings=settings)
+    assert samples.hold == "queue" and not samples.hold_dropped
+
+
+def test_an_idle_start_times_work_on_another_stream_from_the_start_event():
+    """With idle_start the device is idle before the start event: work a call puts on a stream
+    of its own cannot run before the window opens, so a join-before-return call reads its work."""
+    side = torch.cuda.Stream()
+    work = torch.randn(2**24, device="cuda")
+
+    def on_side_stream(args):
+        with torch.cuda.stream(side):
+            out = args[0].sin()
+        torch.cuda.current_stream().wait_stream(side)
+        return out
+
+    settings = timing.Settings(min_samples=30, max_samples=30, flush_bytes=2**24, idle_start=True)
+    samples = timing.measure(on_side_stream, [[work]], device="cuda", settings=settings)
+    plain = timing.measure(lambda a: a[0].sin(), [[work]], device="cuda", settings=settings)
+    assert sorted(samples.event_ms)[15] >= 0.8 * sorted(plain.event_ms)[15]

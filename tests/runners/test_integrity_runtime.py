@@ -137,3 +137,13 @@ def test_importing_the_harness_or_the_profiler_is_forbidden():
     for source in ("import runners.launches", "from torch.profiler import profile"):
         report = check_source(source, forbidden=[])
         assert report.verdict == "forbidden" and "[patching]" in report.reason
+
+
+def test_one_output_buffer_returned_by_every_call_is_compared_call_by_call():
+    """A module that keeps one output buffer overwrites its last call's outputs: each call's
+    outputs are copied as they come, in the correctness gates and the timing, so the honest
+    solution passes and its evidence says the outputs alias."""
+    result = grade_tiny("aliased_output")
+    assert result.verdict == Verdict.OK, result.reason
+    assert result.gate("correct_visible").details["aliased_outputs"] is True
+    assert result.gate("performance").details["aliased"]

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from runners import timing
+from runners.schema import GateResult
 
 
 def test_running_rse_matches_the_exact_formula():
@@ -113,6 +114,18 @@ def test_held_outputs_stay_within_the_budget_when_they_are_larger_than_inputs():
     assert len(ring.outputs) == 2
 
 
+def _performance_with_static_flags(flags: list[dict]):
+    from types import SimpleNamespace
+
+    from runners import performance
+
+    made = performance.Performance.__new__(performance.Performance)
+    static = GateResult(name="static", status="pass", details={"flags": flags})
+    made.grading = SimpleNamespace(result=SimpleNamespace(gate=lambda name: static))
+    made.hardware = None
+    return made
+
+
 def test_cuda_settings_hold_the_call_behind_the_flush(monkeypatch):
     """Candidates and baselines on CUDA are timed behind the queue hold (timing protocol 4), and
     compute-bound problems warm up longer; the CPU path has no flush to hide behind and keeps
@@ -122,11 +135,11 @@ def test_cuda_settings_hold_the_call_behind_the_flush(monkeypatch):
     from runners import environment, performance
 
     monkeypatch.setattr(environment, "l2_bytes", lambda: 50 * 2**20)
-    made = performance.Performance.__new__(performance.Performance)
+    made = _performance_with_static_flags([{"rule": "file_write", "line": 3, "message": "..."}])
     made.problem = SimpleNamespace(time_cap_s=None, regime="memory")
-    made.hardware = None
     made.device = "cuda"
     cuda = made._settings()
+    assert not cuda.idle_start
     assert cuda.hold_timeout_us == performance.HOLD_TIMEOUT_US == 5000.0
     assert cuda.flush_bytes == performance.FLUSH_MIN_BYTES
     assert cuda.warmup_s == timing.Settings().warmup_s == 0.1
@@ -135,7 +148,22 @@ def test_cuda_settings_hold_the_call_behind_the_flush(monkeypatch):
         assert made._settings().warmup_s == performance.COMPUTE_WARMUP_S == 0.5
     made.device = "cpu"
     assert made._settings().hold_timeout_us == 0
-    assert timing.PROTOCOL == 4
+    assert timing.PROTOCOL == 5
+
+
+def test_a_solution_with_its_own_streams_is_timed_from_an_idle_device(monkeypatch):
+    """Work on a stream of the solution's own could run during the flush or the hold, before
+    the window opens: the static gate's side_stream flag makes every timed call start on an
+    idle device, without a hold."""
+    from types import SimpleNamespace
+
+    from runners import environment
+
+    monkeypatch.setattr(environment, "l2_bytes", lambda: 50 * 2**20)
+    made = _performance_with_static_flags([{"rule": "side_stream", "line": 9, "message": "..."}])
+    made.problem = SimpleNamespace(time_cap_s=None, regime="memory")
+    made.device = "cuda"
+    assert made._settings().idle_start
 
 
 class _FakeDevice:
@@ -213,3 +241,27 @@ def test_compute_bound_problems_take_more_rounds_on_cuda_only():
     made.device = "cpu"
     made.problem = SimpleNamespace(regime="compute")
     assert made._rounds() == performance.TIMING_ROUNDS["cpu"] == 1
+
+
+def test_outputs_sharing_storage_across_calls_are_kept_as_copies():
+    """The kept calls' outputs are each their own call's, though the call returns one buffer."""
+    buffer = torch.empty(4)
+
+    def call(args):
+        return torch.mul(args[0], 2.0, out=buffer)
+
+    bases = [[torch.full((4,), float(value))] for value in (1, 2, 3)]
+    settings = timing.Settings(warmup=2, min_samples=6, max_samples=6, vary_seed=11)
+    samples = timing.measure(call, bases, device="cpu", settings=settings)
+    assert samples.aliased
+    for base, number, outputs in samples.kept:
+        (expected,) = timing.vary(timing.fresh_copy(bases[base]), 11, number)
+        assert torch.equal(outputs, expected * 2.0)
+
+
+def test_outputs_in_fresh_storage_are_not_marked_aliased():
+    settings = timing.Settings(warmup=2, min_samples=6, max_samples=6)
+    samples = timing.measure(
+        lambda a: a[0] * 2.0, [[torch.ones(4)]], device="cpu", settings=settings
+    )
+    assert not samples.aliased
