@@ -1,8 +1,9 @@
-"""`python -m runners evaluate | pack | problems | hardware | import-kernelbench`.
+"""`python -m runners evaluate | pack | problems | hardware | import-kernelbench[-hard]`.
 
 Exit status 0 whenever a result was written, also for a failing candidate; 2 for bad arguments
 or an unknown problem. `problems` and `hardware` never import torch; `import-kernelbench` does
-only to check that each reference runs at its smoke shape (not with --no-smoke-check).
+only to check that each reference runs at its smoke shape (not with --no-smoke-check);
+`import-kernelbench-hard` always does (it runs every reference on the CPU).
 """
 
 from __future__ import annotations
@@ -53,6 +54,15 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the shrunk smoke shapes without running the references there (no torch)",
     )
     kernelbench.set_defaults(handler=_import_kernelbench)
+    hard = commands.add_parser(
+        "import-kernelbench-hard", help="turn a KernelBench-Hard checkout into problem folders"
+    )
+    hard.add_argument(
+        "checkout", type=Path, help="a kernelbench.com (or KernelBench-Hard) checkout"
+    )
+    hard.add_argument("--gpu", default="h100", help="which problems-<gpu> folder (default h100)")
+    hard.add_argument("dest", type=Path, help="where the folders go; re-running replaces them")
+    hard.set_defaults(handler=_import_kernelbench_hard)
     return parser
 
 
@@ -165,6 +175,19 @@ def _import_kernelbench(args: argparse.Namespace) -> int:
             from runners.smoke_fit import fit as fit_smoke
         report = import_level(args.checkout, args.level, args.dest, fit_smoke=fit_smoke)
     except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    print(f"report: {args.dest / 'IMPORT_REPORT.md'}")
+    return 0
+
+
+def _import_kernelbench_hard(args: argparse.Namespace) -> int:
+    from runners.kernelbench_hard import import_checkout
+
+    try:
+        report = import_checkout(args.checkout, args.gpu, args.dest)
+    except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(report.summary())

@@ -323,11 +323,11 @@ def smoke_shape(constants: Constants, scalable: list[str]) -> dict[str, int] | N
         if is_batch(name):
             shape[name] = min(value, SMOKE_BATCH)
         else:
-            shape[name] = _shrink(value, [p for p in fixed if value % p == 0])
+            shape[name] = shrink(value, [p for p in fixed if value % p == 0])
     return shape
 
 
-def _shrink(value: int, divisors: list[int]) -> int:
+def shrink(value: int, divisors: list[int]) -> int:
     best, factor = value, 2
     while value // factor >= SIZE_FLOOR:
         smaller = value // factor
