@@ -37,8 +37,8 @@ def pack(*, problem: str, dest: Path) -> int:
 
 
 def evaluate(*, problem: str, solution: Path, device: str, json_out: Path | None) -> int:
-    if not solution.is_file():
-        print(f"error: {solution}: no such file", file=sys.stderr)
+    if not solution.exists():  # a file, or a folder with solution.py and its native sources
+        print(f"error: {solution}: no such file or folder", file=sys.stderr)
         return BAD_INPUT
     from runners.cli import format_summary
     from runners.evaluate import evaluate as grade

@@ -2,7 +2,8 @@
 
 The layouts the agent CLIs leave (docs/cli.md):
 
-- ``solution.py`` at the top of the folder (required);
+- ``solution.py`` at the top of the folder (required), and the native sources beside it that it
+  builds by name (``*.cu``, ``*.cuh``, ``*.h``, ``*.hpp``, ``*.cpp``: ``runners.solution_files``);
 - transcripts: every top-level ``*.jsonl`` and ``*.json`` (a Claude Code session
   ``<session-id>.jsonl``, its ``agent-*.jsonl`` beside it, ``claude -p --output-format
   stream-json`` output, a Codex ``rollout-*.jsonl`` or ``codex exec --json`` output, a Gemini CLI
@@ -32,11 +33,13 @@ class RunFolder:
     solution: Path
     transcripts: list[tuple[str, Path]] = field(default_factory=list)  # (name in folder, path)
     metadata: str | None = None
+    sidecars: list[Path] = field(default_factory=list)
 
     def describe(self) -> str:
         names = ", ".join(name for name, _ in self.transcripts)
         meta = " and metadata" if self.metadata else ""
-        return f"solution.py, {len(self.transcripts)} transcript file(s) ({names}){meta}"
+        beside = "".join(f", {path.name}" for path in self.sidecars)
+        return f"solution.py{beside}, {len(self.transcripts)} transcript file(s) ({names}){meta}"
 
 
 def read_run_folder(root: Path) -> RunFolder:
@@ -46,14 +49,16 @@ def read_run_folder(root: Path) -> RunFolder:
         raise RunFolderError(
             f"{root}: no solution.py at the top of the folder (the agent's final solution)"
         )
-    found = RunFolder(root=root, solution=solution, metadata=_metadata(root))
+    found = RunFolder(
+        root=root, solution=solution, metadata=_metadata(root), sidecars=sidecar_files(root)
+    )
     found.transcripts = [(p.relative_to(root).as_posix(), p) for p in transcript_files(root)]
     if not found.transcripts:
         raise RunFolderError(
             f"{root}: no transcript found (*.jsonl or *.json at the top, or under subagents/ "
             "or transcripts/)"
         )
-    for _, path in found.transcripts:
+    for path in [*(path for _, path in found.transcripts), *found.sidecars]:
         _check_readable(path)
     return found
 
@@ -75,6 +80,18 @@ def _check_readable(path: Path) -> None:
             handle.read(1)
     except OSError as error:
         raise RunFolderError(f"{path}: cannot read it ({error.strerror})") from error
+
+
+def sidecar_files(root: Path) -> list[Path]:
+    """The native sources beside solution.py; hidden ones (editor and macOS droppings) are left.
+    The server checks them by the engine's rules and names any it refuses."""
+    from runners.solution_files import SIDECAR_SUFFIXES  # stdlib only; `arena --help` loads none
+
+    return sorted(
+        path
+        for path in root.iterdir()
+        if path.is_file() and path.name.endswith(SIDECAR_SUFFIXES) and not path.name.startswith(".")
+    )
 
 
 def transcript_files(root: Path) -> list[Path]:

@@ -32,6 +32,7 @@ def upload_form(folder: RunFolder, labels: Labels) -> Multipart:
         Part("hardware", labels.hardware),
         Part("effort", labels.effort),
         Part("solution", path=folder.solution, filename="solution.py"),
+        *(Part("solution_files", path=path, filename=path.name) for path in folder.sidecars),
     ]
     if folder.metadata is not None:
         parts.append(Part("metadata", folder.metadata))

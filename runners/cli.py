@@ -25,9 +25,15 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m runners", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    grade = commands.add_parser("evaluate", help="grade one solution")
+    grade = commands.add_parser("evaluate", help="grade one solution (a file or a folder)")
     grade.add_argument("--problem", required=True, help="problem slug or folder")
-    grade.add_argument("--solution", required=True, type=Path)
+    grade.add_argument(
+        "--solution",
+        required=True,
+        type=Path,
+        help="solution.py, or a folder holding it and the native sources it builds "
+        "(runners.solution_files)",
+    )
     grade.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     grade.add_argument("--json", type=Path, help="write the EvaluationResult here")
     grade.add_argument("--baselines", type=Path, help="cached reference timings (JSON)")

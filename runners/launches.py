@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,15 +72,16 @@ class DefinedKernels:
         return self.triton | self.cuda
 
 
-def defined_kernels(source: str) -> DefinedKernels:
+def defined_kernels(source: str, native: Iterable[str] = ()) -> DefinedKernels:
     """Names of Triton kernels (functions decorated with triton.jit, autotune or heuristics)
-    and of CUDA `__global__` functions in string constants. Unparsable source defines none (the
+    and of CUDA `__global__` functions in string constants, and in the `native` source files
+    written beside the solution (runners.solution_files). Unparsable source defines none (the
     static gate reports the syntax error)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return DefinedKernels(frozenset(), frozenset())
-    triton, cuda = set(), set()
+    triton, cuda = set(), {name for text in native for name in _GLOBAL_KERNEL.findall(text)}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and any(map(_is_triton, node.decorator_list)):
             triton.add(node.name)

@@ -16,6 +16,7 @@ from runners.gates import GateFailure, Grading
 from runners.plan import ShapePlan
 from runners.problem import STARTER_CATEGORIES
 from runners.schema import GateResult, TimingStats, Verdict
+from runners.solution_files import read_solution
 from runners.timing import Settings
 
 BASELINE_TIMEOUT_S = 600.0
@@ -73,7 +74,10 @@ class Performance:
         self.front = grading.visible
         self.held_out = grading.hidden if self.device == "cuda" else []
         self.timed = self.front + self.held_out
-        self.kernels = launches.defined_kernels(grading.solution.read_text(errors="replace"))
+        files = read_solution(grading.solution)
+        self.kernels = launches.defined_kernels(
+            files.source.read_text(errors="replace"), native=files.sidecar_texts.values()
+        )
 
     # -- performance ---------------------------------------------------------------------
     def performance(self, gate: GateResult) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.problem import Problem, copy_without_hidden, problem_roots
+from runners.solution_files import read_solution
 
 # The Triton interpreter runs one program at a time (milliseconds each): on CPU only held-out
 # shapes this small (by the problem's bytes expression) run, those with the smallest largest
@@ -113,9 +114,9 @@ class RunFolder:
         return self.root / "harness"
 
     def add_solution(self, solution: Path, problem: Problem) -> Path:
-        target = self.cand / "solution.py"
-        shutil.copyfile(solution, target)
-        target.chmod(0o444)
+        """Copy solution.py, or a solution folder's files (runners.solution_files), into cand/,
+        read-only: `os.path.dirname(__file__)` there finds the sidecars it builds from."""
+        target = read_solution(solution).write(self.cand)
         copy_without_hidden(problem, self.cand / "problem")
         (self.cand / "problem").chmod(0o555)
         return target

@@ -20,6 +20,7 @@ from typing import IO
 from django.conf import settings
 from django.core.files import File
 
+from runners.solution_files import SIDECAR_SUFFIXES
 from submissions.uploads import (
     IncomingFile,
     IntakeError,
@@ -206,8 +207,9 @@ def _run_files(members: list[Member], stack: contextlib.ExitStack) -> RunFiles:
         solution=None,
         transcripts=[_extract(m, budget, stack) for m in by_role["transcript"]],
     )
-    if by_role["solution"]:
+    if by_role["solution"]:  # without it, native sources are left like any other file
         files.solution = _extract(by_role["solution"][0], budget, stack)
+        files.sidecars = [_extract(m, budget, stack) for m in by_role["sidecar"]]
     if by_role["metadata"]:
         result_json = _extract(by_role["metadata"][0], budget, stack)
         files.metadata = parse_metadata(read_all(result_json.file))
@@ -223,7 +225,7 @@ def _strip_wrapper(members: list[Member]) -> list[Member]:
     return [Member(m.name.split("/", 1)[1], m.size, m.open) for m in members]
 
 
-_ROLES = ("solution", "metadata", "transcript", "ignored")
+_ROLES = ("solution", "metadata", "sidecar", "transcript", "ignored")
 
 
 def _role(name: str) -> str:
@@ -231,6 +233,9 @@ def _role(name: str) -> str:
         return "solution"
     if name == "result.json":
         return "metadata"
+    # Hidden files are not sidecars: tar on macOS adds "._kernel.cu" for extended attributes.
+    if "/" not in name and not name.startswith(".") and name.endswith(SIDECAR_SUFFIXES):
+        return "sidecar"
     in_place = "/" not in name or name.startswith("subagents/")
     return "transcript" if in_place and name.endswith(TRANSCRIPT_SUFFIXES) else "ignored"
 

@@ -11,6 +11,14 @@ from typing import Any
 from django.conf import settings
 from django.core.files import File
 
+from runners.solution_files import (
+    MAX_SIDECAR_BYTES,
+    MAX_SIDECARS,
+    SOLUTION_NAME,
+    SolutionFilesError,
+    check_sidecars,
+)
+
 MAX_NAME_LENGTH = 255
 MAX_JSON_DEPTH = 64
 _DRIVE_LETTER = re.compile(r"^[A-Za-z]:")
@@ -41,6 +49,8 @@ class RunFiles:
     solution: IncomingFile | None
     transcripts: list[IncomingFile]
     metadata: dict[str, Any] = field(default_factory=dict)
+    # native sources beside solution.py, by their flat names (runners.solution_files)
+    sidecars: list[IncomingFile] = field(default_factory=list)
 
 
 def safe_relative_name(name: str) -> str:
@@ -61,6 +71,7 @@ def safe_relative_name(name: str) -> str:
 def check_run_files(files: RunFiles) -> None:
     if files.solution is not None:
         check_solution(files.solution)
+    check_sidecar_files(files)
     check_transcripts(files.transcripts)
 
 
@@ -75,6 +86,33 @@ def check_solution(solution: IncomingFile) -> None:
         data.decode("utf-8")
     except UnicodeDecodeError:
         raise IntakeError("The solution is not UTF-8 text.") from None
+
+
+def check_sidecar_files(files: RunFiles) -> None:
+    """The engine's rules for files beside solution.py; sizes are checked before any is read."""
+    sidecars = files.sidecars
+    if not sidecars:
+        return
+    if files.solution is None:
+        raise IntakeError(f"Files beside {SOLUTION_NAME} were sent without {SOLUTION_NAME}.")
+    if len(sidecars) > MAX_SIDECARS:
+        raise IntakeError(
+            f"{len(sidecars)} files beside {SOLUTION_NAME}; the limit is {MAX_SIDECARS}."
+        )
+    if (total := sum(f.size for f in sidecars)) > MAX_SIDECAR_BYTES:
+        limit = MAX_SIDECAR_BYTES
+        raise UploadTooLarge(f"Files beside {SOLUTION_NAME}: {total} bytes; the limit is {limit}.")
+    names = [f.name for f in sidecars]
+    if len(set(names)) != len(names):
+        raise IntakeError(f"Two files beside {SOLUTION_NAME} share one name; send each name once.")
+    try:
+        check_sidecars(sidecar_contents(files))
+    except SolutionFilesError as error:
+        raise IntakeError(f"Refused: {error.reason}.") from None
+
+
+def sidecar_contents(files: RunFiles) -> dict[str, bytes]:
+    return {f.name: read_all(f.file) for f in files.sidecars}
 
 
 def check_transcripts(transcripts: list[IncomingFile]) -> None:

@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 from django.db import models
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from submissions.admin import review
 from submissions.models import (
@@ -230,12 +230,18 @@ class EvaluationAdmin(ReadOnlyAdmin):
 class SolutionAdmin(ReadOnlyAdmin):
     list_display = ["sha256", "size", "created_at"]
     search_fields = ["sha256"]
-    fields = ["sha256", "size", "created_at", "source"]
+    fields = ["sha256", "size", "created_at", "source", "sidecar_sources"]
     readonly_fields = fields
 
     @admin.display(description="Source")
     def source(self, solution: Solution) -> str:
         return format_html("<pre>{}</pre>", solution.code)
+
+    @admin.display(description="Files beside solution.py")
+    def sidecar_sources(self, solution: Solution) -> str:
+        return format_html_join(
+            "", "<h4>{}</h4><pre>{}</pre>", ((s.name, s.code) for s in solution.sidecar_files)
+        )
 
 
 @admin.register(BaselineTiming)

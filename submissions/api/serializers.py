@@ -3,6 +3,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from runners.solution_files import MAX_SIDECARS, SIDECAR_SUFFIXES
 from submissions import selectors
 from submissions.models import (
     Annotation,
@@ -56,6 +57,15 @@ class RunUploadSerializer(serializers.Serializer):
     solution = serializers.FileField(
         required=False, allow_empty_file=True, help_text="solution.py; may be missing"
     )
+    solution_files = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=True),
+        required=False,
+        style={"template": "submissions/api/multiple_file_input.html"},
+        help_text=(
+            "Native sources solution.py builds from its own folder (repeat the field): "
+            f"{', '.join(SIDECAR_SUFFIXES)}, flat names, at most {MAX_SIDECARS}."
+        ),
+    )
     transcript = serializers.ListField(
         child=serializers.FileField(allow_empty_file=True),
         required=False,
@@ -79,7 +89,7 @@ class RunUploadSerializer(serializers.Serializer):
     )
 
     def validate(self, attrs):
-        loose = attrs.get("solution") or attrs.get("transcript")
+        loose = attrs.get("solution") or attrs.get("transcript") or attrs.get("solution_files")
         if attrs.get("bundle") and loose:
             raise serializers.ValidationError("Send either a bundle or loose files, not both.")
         if not attrs.get("bundle") and not attrs.get("transcript"):
@@ -170,6 +180,12 @@ class EvaluationSerializer(serializers.ModelSerializer):
         return PublicShapeSerializer(selectors.public_shapes(evaluation), many=True).data
 
 
+class SolutionFileSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
 class TranscriptFileSerializer(serializers.ModelSerializer):
     class Meta:
         model = TranscriptFile
@@ -202,6 +218,7 @@ class RunSerializer(RunCreatedSerializer):
     harness = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     solution_sha256 = serializers.CharField(source="solution.sha256", allow_null=True)
+    solution_files = serializers.SerializerMethodField()
     transcripts = TranscriptFileSerializer(source="transcript_files", many=True)
     latest_evaluation = serializers.SerializerMethodField()
     evaluations = EvaluationSerializer(many=True)
@@ -221,6 +238,7 @@ class RunSerializer(RunCreatedSerializer):
             "created_at",
             "published",
             "solution_sha256",
+            "solution_files",
             "transcripts",
             "transcript_status",
             "metadata",
@@ -236,6 +254,12 @@ class RunSerializer(RunCreatedSerializer):
             "invalidation_reason",
             "annotations",
         ]
+
+    @extend_schema_field(SolutionFileSerializer(many=True))
+    def get_solution_files(self, run: Run) -> list:
+        """The native sources beside solution.py (its own size and hash are the run's)."""
+        sidecars = run.solution.sidecar_files if run.solution else []
+        return SolutionFileSerializer(sidecars, many=True).data
 
     @extend_schema_field(EvaluationSerializer(allow_null=True))
     def get_latest_evaluation(self, run: Run) -> dict | None:

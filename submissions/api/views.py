@@ -6,6 +6,7 @@ from rest_framework import mixins, pagination, permissions, status, viewsets
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
+from runners.solution_files import MAX_SIDECAR_BYTES
 from submissions import selectors
 from submissions.api import serializers
 from submissions.api.filters import RunFilter
@@ -18,10 +19,12 @@ BODY_OVERHEAD = 1024 * 1024  # multipart boundaries and form fields
 UPLOAD_DESCRIPTION = """Upload one agent run (multipart, `Authorization: Token <token>`).
 
 Send either loose files (`solution`, one or more `transcript`, optionally `transcript_name`
-with each transcript's path in the run folder such as `subagents/agent-1.jsonl`) or one `bundle`:
-a .zip or .tar.gz of the run folder (`solution.py`, top-level `*.jsonl`/`*.json` transcripts,
-`subagents/`, optional `result.json` with agent-reported metadata). A missing or unparseable
-solution is accepted and graded as a failure. 201 for a new run; 200 with the earlier run for an
+with each transcript's path in the run folder such as `subagents/agent-1.jsonl`, optionally
+`solution_files`: the native sources solution.py builds from its own folder) or one `bundle`:
+a .zip or .tar.gz of the run folder (`solution.py` and the `.cu`/`.cuh`/`.h`/`.hpp`/`.cpp` files
+beside it, top-level `*.jsonl`/`*.json` transcripts, `subagents/`, optional `result.json` with
+agent-reported metadata). A missing or unparseable solution is accepted and graded as a
+failure. 201 for a new run; 200 with the earlier run for an
 identical re-upload; 400/413 with `detail` for refused input, in which case nothing is stored;
 429 with `detail` over a quota (the upload rate per token, with `Retry-After`, or the cap on a
 submitter's waiting evaluations), again storing nothing.
@@ -93,7 +96,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
 def _refuse_oversize_body(request) -> None:
     limit = BODY_OVERHEAD + max(
-        settings.ARENA_MAX_TRANSCRIPT_BYTES + settings.ARENA_MAX_SOLUTION_BYTES,
+        settings.ARENA_MAX_TRANSCRIPT_BYTES + settings.ARENA_MAX_SOLUTION_BYTES + MAX_SIDECAR_BYTES,
         settings.ARENA_MAX_ARCHIVE_BYTES,
     )
     try:

@@ -2,9 +2,13 @@
 
 import ast
 import hashlib
+import json
 import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.db import models
 from django.urls import reverse
 
@@ -25,6 +29,15 @@ def solution_ast_hash(code: str) -> str:
     return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
 
 
+def folder_ast_hash(code: str, sidecars: Sequence[tuple[str, str]]) -> str:
+    """solution_ast_hash for a solution with native sources beside it, given as (name, sha256):
+    the same solution.py with other kernels is another solution."""
+    python = solution_ast_hash(code)
+    if not python or not sidecars:
+        return python
+    return hashlib.sha256(json.dumps([python, sorted(sidecars)]).encode()).hexdigest()
+
+
 def _is_docstring(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Expr)
@@ -37,6 +50,11 @@ def solution_path(instance: "Solution", filename: str) -> str:
     return f"solutions/{instance.sha256[:2]}/{instance.sha256}.py"
 
 
+def sidecar_path(sha256: str, name: str) -> str:
+    """Where a solution's sidecar is stored: a folder named by the solution's hash."""
+    return f"solutions/{sha256[:2]}/{sha256}/{name}"
+
+
 def transcript_path(instance: "TranscriptFile", filename: str) -> str:
     # Generated names only: the uploaded relative name lives in the ``name`` column.
     return f"runs/{instance.run.uuid}/transcripts/{instance.sha256[:16]}-{uuid.uuid4().hex[:8]}"
@@ -46,12 +64,36 @@ def normalized_transcript_path(instance: "Run", filename: str) -> str:
     return f"runs/{instance.uuid}/normalized.json.gz"
 
 
-class Solution(models.Model):
-    """A solution file, stored once per distinct content."""
+@dataclass(frozen=True)
+class Sidecar:
+    """A native source uploaded beside solution.py (``runners.solution_files``); one entry of
+    ``Solution.sidecars``."""
 
+    name: str
+    size: int
+    sha256: str
+    path: str  # in the default storage
+
+    @property
+    def code(self) -> str:
+        with default_storage.open(self.path, "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Solution(models.Model):
+    """A solution, stored once per distinct content: solution.py and the native sources beside
+    it."""
+
+    # runners.solution_files.content_sha256: of solution.py alone when it has no sidecars
     sha256 = models.CharField(max_length=64)
-    file = models.FileField(upload_to=solution_path, max_length=200)
-    size = models.PositiveIntegerField()
+    file = models.FileField(upload_to=solution_path, max_length=200)  # solution.py
+    size = models.PositiveIntegerField()  # of solution.py
+    # Sidecar.to_dict() of each native source, in name order; the solution never changes, so
+    # pages list them without a query of their own
+    sidecars = models.JSONField(default=list, blank=True)
     # sha256 of the code's syntax tree without positions or docstrings: near-identical solutions
     # (reformatted, re-commented) share it; empty when the code does not parse
     ast_hash = models.CharField(max_length=64, blank=True)
@@ -71,6 +113,10 @@ class Solution(models.Model):
     def code(self) -> str:
         with self.file.open("rb") as handle:
             return handle.read().decode("utf-8", errors="replace")
+
+    @property
+    def sidecar_files(self) -> list[Sidecar]:
+        return [Sidecar(**entry) for entry in self.sidecars]
 
 
 class RunQuerySet(models.QuerySet):

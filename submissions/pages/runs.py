@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET
 
 from submissions import boards, selectors
 from submissions.pages import figures
-from submissions.pages.rendering import solution_html
+from submissions.pages.rendering import sidecar_html, solution_html
 
 
 @require_GET
@@ -33,8 +33,15 @@ def run_detail(request, run_id):
         "metadata_json": json.dumps(run.metadata, indent=2, ensure_ascii=False),
         "spread": selectors.timing_spread(run),
         "solution_html": solution_html(run.solution) if run.solution else "",
+        "sidecars": _sidecars(run),
     }
     return render(request, "submissions/run_detail.html", context)
+
+
+def _sidecars(run) -> list[tuple]:
+    """(sidecar, highlighted HTML) of each native source beside solution.py."""
+    files = run.solution.sidecar_files if run.solution else []
+    return [(sidecar, sidecar_html(sidecar)) for sidecar in files]
 
 
 def _headline(run, reports):

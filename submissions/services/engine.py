@@ -12,7 +12,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from django.conf import settings
@@ -26,6 +26,7 @@ from runners.schema import (
     Verdict,
     parse_baseline_key,
 )
+from runners.solution_files import SOLUTION_NAME, write_solution_folder
 from submissions.models import BaselineTiming, Evaluation, HardwareTarget
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ def grade(*, evaluation: Evaluation, on_tick: Callable[[], bool]) -> EvaluationR
     result = run_engine(
         problem=run.problem.slug,
         solution=code.code if code else None,
+        sidecars={s.name: s.code for s in code.sidecar_files} if code else {},
         device=evaluation.hardware.device,
         baselines={} if on_cpu else cached_baselines(problem_version=run.problem.version),
         on_tick=on_tick,
@@ -61,12 +63,17 @@ def grade(*, evaluation: Evaluation, on_tick: Callable[[], bool]) -> EvaluationR
 
 
 def run_engine(
-    *, problem: str, solution: str | None, device: str, baselines: dict, on_tick: Callable[[], bool]
+    *,
+    problem: str,
+    solution: str | None,
+    device: str,
+    baselines: dict,
+    on_tick: Callable[[], bool],
+    sidecars: Mapping[str, str] | None = None,
 ) -> EvaluationResult:
     with tempfile.TemporaryDirectory(prefix="arena-eval-") as tmp:
         workdir = Path(tmp)
-        if solution is not None:  # the engine reports a missing one as missing_solution
-            (workdir / "solution.py").write_text(solution, encoding="utf-8")
+        solution_path = _write_solution(workdir, solution, sidecars or {})
         (workdir / "baselines.json").write_text(json.dumps(baselines), encoding="utf-8")
         out = workdir / "result.json"
         command = [
@@ -75,7 +82,7 @@ def run_engine(
             "--problem",
             problem,
             "--solution",
-            str(workdir / "solution.py"),
+            str(solution_path),
             "--device",
             device,
             "--json",
@@ -87,6 +94,17 @@ def run_engine(
         if returncode != 0 or not out.exists():
             raise EngineFailure(f"engine exited with status {returncode}: {stderr[-_STDERR_TAIL:]}")
         return _read_result(out)
+
+
+def _write_solution(workdir: Path, solution: str | None, sidecars: Mapping[str, str]) -> Path:
+    """What --solution names: solution.py alone, or the folder holding it and its sidecars (as
+    uploaded, so solution.py finds them by name). Nothing is written for a missing solution:
+    the engine reports it as missing_solution."""
+    if solution is not None and sidecars:
+        return write_solution_folder(workdir / "solution", solution, sidecars).parent
+    if solution is not None:
+        (workdir / SOLUTION_NAME).write_text(solution, encoding="utf-8")
+    return workdir / SOLUTION_NAME
 
 
 def _read_result(out: Path) -> EvaluationResult:

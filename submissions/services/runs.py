@@ -6,9 +6,11 @@ import json
 import logging
 from collections.abc import Iterator
 
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
+from runners.solution_files import content_sha256
 from submissions.archives import open_bundle
 from submissions.models import (
     HardwareTarget,
@@ -19,7 +21,7 @@ from submissions.models import (
     Solution,
     TranscriptFile,
 )
-from submissions.models.runs import solution_ast_hash
+from submissions.models.runs import Sidecar, folder_ast_hash, sidecar_path
 from submissions.services import integrity, queue, quotas
 from submissions.services.evaluations import enqueue_evaluation
 from submissions.services.transcripts import enqueue_transcript_processing
@@ -32,6 +34,7 @@ from submissions.uploads import (
     read_all,
     safe_relative_name,
     sha256_of,
+    sidecar_contents,
 )
 
 logger = logging.getLogger(__name__)
@@ -97,7 +100,9 @@ class _Digests:
 
     @classmethod
     def of(cls, files: RunFiles) -> "_Digests":
-        solution = sha256_of(files.solution.file) if files.solution else ""
+        solution = ""
+        if files.solution:
+            solution = content_sha256(read_all(files.solution.file), sidecar_contents(files))
         names = [safe_relative_name(t.name) for t in files.transcripts]
         return cls(
             solution,
@@ -123,7 +128,7 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
     with _removed_on_error() as written, transaction.atomic():
         solution = None
         if files.solution is not None:
-            solution = _store_solution(files.solution, digests.solution, written)
+            solution = _store_solution(files, digests.solution, written)
         run = Run.objects.create(solution=solution, **fields)
         for upload, (name, sha256) in zip(files.transcripts, digests.transcripts, strict=True):
             _store_transcript(run, upload, name=name, sha256=sha256, written=written)
@@ -136,15 +141,32 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
     return run
 
 
-def _store_solution(upload: IncomingFile, sha256: str, written: list[str]) -> Solution:
+def _store_solution(files: RunFiles, sha256: str, written: list[str]) -> Solution:
+    """The Solution row of solution.py and its sidecars, shared by every run with that content."""
     if existing := Solution.objects.filter(sha256=sha256).first():
         return existing
+    upload = files.solution
+    sidecars = [
+        _store_sidecar(sha256, name, data, written)
+        for name, data in sorted(sidecar_contents(files).items())
+    ]
     code = read_all(upload.file).decode("utf-8", errors="replace")
-    solution = Solution(sha256=sha256, size=upload.size, ast_hash=solution_ast_hash(code))
+    solution = Solution(
+        sha256=sha256,
+        size=upload.size,
+        ast_hash=folder_ast_hash(code, [(s.name, s.sha256) for s in sidecars]),
+        sidecars=[s.to_dict() for s in sidecars],
+    )
     solution.file.save("solution.py", upload.file, save=False)
     written.append(solution.file.name)
     solution.save()
     return solution
+
+
+def _store_sidecar(sha256: str, name: str, data: bytes, written: list[str]) -> Sidecar:
+    path = default_storage.save(sidecar_path(sha256, name), ContentFile(data))
+    written.append(path)
+    return Sidecar(name, len(data), hashlib.sha256(data).hexdigest(), path)
 
 
 def _store_transcript(
@@ -207,4 +229,5 @@ def _run_files(data: dict) -> Iterator[RunFiles]:
         solution=IncomingFile(name="solution.py", file=solution) if solution else None,
         transcripts=[IncomingFile(name=n, file=u) for n, u in zip(names, uploads, strict=True)],
         metadata=metadata,
+        sidecars=[IncomingFile(name=u.name, file=u) for u in data.get("solution_files", [])],
     )

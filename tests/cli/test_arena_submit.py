@@ -123,6 +123,24 @@ def test_a_bad_run_folder_is_named_and_nothing_is_sent(
     assert Run.objects.count() == 0
 
 
+def test_submit_sends_the_native_sources_beside_solution_py(server, token, run_folder, capsys):
+    (run_folder / "kernel.cu").write_text("__global__ void row_kernel(float* x) {}\n")
+    (run_folder / "._kernel.cu").write_bytes(b"\x00\x05")  # macOS metadata: not sent
+    assert submit(run_folder, server, token, "--wait") == OK
+    assert "solution.py, kernel.cu, 1 transcript file(s)" in capsys.readouterr().err
+    (sidecar,) = Run.objects.get().solution.sidecar_files
+    assert (sidecar.name, sidecar.code) == ("kernel.cu", (run_folder / "kernel.cu").read_text())
+
+
+def test_a_sidecar_the_server_refuses_is_named_and_nothing_is_stored(
+    server, token, run_folder, capsys
+):
+    (run_folder / "kernel.cu").write_bytes(b"\xff\xfe")
+    assert submit(run_folder, server, token) == BAD_INPUT
+    assert "kernel.cu is not UTF-8 text" in capsys.readouterr().err
+    assert Run.objects.count() == 0
+
+
 def test_a_file_given_as_the_run_folder_is_refused(server, token, run_folder, capsys):
     assert submit(run_folder / "solution.py", server, token) == BAD_INPUT
     assert "not a folder" in capsys.readouterr().err

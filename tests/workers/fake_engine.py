@@ -57,6 +57,8 @@ def _parse() -> argparse.Namespace:
 
 def _directives(solution: Path) -> dict[str, str]:
     found = {}
+    if solution.is_dir():  # a solution folder, as the real engine takes one
+        solution = solution / "solution.py"
     text = solution.read_text() if solution.exists() else ""
     for line in text.splitlines():
         if line.startswith("# fake:"):
