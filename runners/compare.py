@@ -1,5 +1,7 @@
 """Correctness comparison of outputs loaded without candidate code: in the trusted parent for the
-correctness gates, in the reference process for the re-check of timed calls."""
+correctness gates and the starter's held-out check, in the reference process for the re-check of
+timed calls. All three call `compare_call`, with the input set's rules
+(`runners.problem.Problem.tolerance_for`)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import math
 import os
 import stat
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,21 +74,28 @@ def _check_archive(handle: Any) -> None:
 
 
 def compare_call(
-    result: Comparison, expected: list[Any], actual: Any, tolerances: list[dict[str, float]]
+    result: Comparison,
+    expected: list[Any],
+    actual: Any,
+    rules: list[dict[str, Any]],
+    inputs: Sequence[Any] | None = None,
 ) -> None:
-    """Fold one call's outputs into `result`."""
+    """Fold one call's outputs into `result`. `rules` holds per output its tolerance (atol and
+    rtol) or, for an index output, {"ties": {"values", "input", "dim"}} by position
+    (runners.problem.Problem.tolerance_for); an index output needs the call's `inputs`."""
     if not isinstance(actual, list) or len(actual) != len(expected):
         count = len(actual) if isinstance(actual, list) else "?"
         result.fail(f"expected {len(expected)} output(s), got {count}")
         return
-    for position, (want, got, tolerance) in enumerate(
-        zip(expected, actual, tolerances, strict=True)
-    ):
+    for position, (want, got, rule) in enumerate(zip(expected, actual, rules, strict=True)):
+        if "ties" in rule:
+            _compare_ties(result, position, expected, got, rules, inputs)
+            continue
         problem = _mismatch_in_kind(want, got)
         if problem:
             result.fail(f"output {position}: {problem}")
             continue
-        _compare_values(result, position, want, got, tolerance)
+        _compare_values(result, f"output {position}", want, got, rule)
 
 
 def _mismatch_in_kind(want: torch.Tensor, got: Any) -> str | None:
@@ -102,6 +112,61 @@ def _mismatch_in_kind(want: torch.Tensor, got: Any) -> str | None:
     return None
 
 
+def _compare_ties(
+    result: Comparison,
+    position: int,
+    expected: list[Any],
+    got: Any,
+    rules: list[dict[str, Any]],
+    inputs: Sequence[Any] | None,
+) -> None:
+    """An index output up to ties: an integer tensor like the reference's, whose indices select
+    from the input the expected values of the values output, within that output's tolerance.
+    Which of several equal values was picked does not count."""
+    if type(got) is torch.Tensor and (got.is_floating_point() or got.is_complex()):
+        result.fail(f"output {position}: indices must be an integer tensor, got {got.dtype}")
+        return
+    problem = _mismatch_in_kind(expected[position], got)
+    if problem:
+        result.fail(f"output {position}: {problem}")
+        return
+    if inputs is None:
+        raise ValueError(f"output {position} is compared up to ties: its inputs are needed")
+    ties = rules[position]["ties"]
+    problem, picked = _select(got, inputs[ties["input"]], ties["dim"])
+    if problem:
+        result.fail(f"output {position}: {problem}")
+        return
+    values = expected[ties["values"]]
+    if picked.shape != values.shape:
+        raise ValueError(
+            f"output {position} selects {tuple(picked.shape)} values, output {ties['values']} "
+            f"holds {tuple(values.shape)}: the problem's ties rule does not fit its reference"
+        )
+    label = f"output {position}: the input's values at these indices"
+    _compare_values(result, label, values, picked.to(values.device), rules[ties["values"]])
+
+
+def _select(
+    got: torch.Tensor, source: torch.Tensor, dim: int
+) -> tuple[str | None, torch.Tensor | None]:
+    """(why not, None) when an index is out of range along `dim` or appears twice there, else
+    (None, the source's values at the indices). An index output one dimension short of the
+    source has `dim` reduced away (argmax). Sizes appear only in parentheses, which held-out
+    errors drop."""
+    size = source.shape[dim]
+    index = got.to(source.device, torch.int64)
+    outside = int(((index < 0) | (index >= size)).sum())
+    if outside:
+        return f"{outside} index(es) out of range (0 to {size - 1}) along dim {dim}", None
+    reduced = index.dim() == source.dim() - 1
+    if reduced:
+        return None, source.gather(dim, index.unsqueeze(dim)).squeeze(dim)
+    if index.shape[dim] > 1 and bool((index.sort(dim=dim).values.diff(dim=dim) == 0).any()):
+        return f"an index appears twice along dim {dim}", None
+    return None, source.gather(dim, index)
+
+
 # Elements compared at once: each temporary is a few tens of MiB rather than the size of the
 # whole output (a 1 GiB output compared whole allocated about fifteen 1-2 GiB temporaries,
 # seconds on every re-check of timed calls).
@@ -109,7 +174,7 @@ CHUNK = 1 << 22
 
 
 def _compare_values(
-    result: Comparison, position: int, want: torch.Tensor, got: torch.Tensor, tolerance: dict
+    result: Comparison, label: str, want: torch.Tensor, got: torch.Tensor, tolerance: dict
 ) -> None:
     wide = torch.float64 if want.dtype == torch.float64 else torch.float32
     want_flat, got_flat = want.reshape(-1), got.reshape(-1)
@@ -118,16 +183,16 @@ def _compare_values(
         stop = start + CHUNK
         tally.add(start, want_flat[start:stop].to(wide), got_flat[start:stop].to(wide))
     if tally.nonfinite:
-        result.fail(f"output {position}: NaN or Inf where the reference is finite")
+        result.fail(f"{label}: NaN or Inf where the reference is finite")
     if got.numel() and not tally.got_nonzero and tally.want_nonzero:
-        result.fail(f"output {position}: all zeros where the reference is not")
+        result.fail(f"{label}: all zeros where the reference is not")
     result.max_abs_err = max(result.max_abs_err, tally.max_abs)
     result.max_rel_err = max(result.max_rel_err, tally.max_rel)
     if tally.mismatches:
         result.mismatches += tally.mismatches
         if result.worst_index is None:
             result.worst_index = [int(i) for i in _unravel(tally.worst, tuple(want.shape))]
-        result.fail(f"output {position}: {tally.mismatches} element(s) outside atol+rtol")
+        result.fail(f"{label}: {tally.mismatches} element(s) outside atol+rtol")
 
 
 @dataclass

@@ -65,8 +65,6 @@ class Grading:
         self.candidate: Worker | None = None
         self._candidate_command: tuple[list[str], Any] | None = None
         self.expected: dict[str, Any] = {}
-        # Per output, in the order outputs come back: what every comparison holds them to.
-        self.tolerances = [problem.outputs[name] for name in sorted(problem.outputs)]
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
 
     # -- build ---------------------------------------------------------------------------
@@ -185,18 +183,33 @@ class Grading:
             comparison.fail(str(message)[:200])
         for index in _listed(reply.get("mutated")):
             comparison.fail(f"call {str(index)[:20]} modified its inputs")
-        expected = self._expected(plan)
         try:
             saved = load_candidate_file(out)["outputs"]
         except Exception as exc:  # anything unreadable is the candidate's failure
             comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")
             return comparison
-        if len(saved) != len(expected):
-            comparison.fail(f"{len(saved)} result(s) for {len(expected)} calls")
+        if len(saved) != len(plan.seeds):
+            comparison.fail(f"{len(saved)} result(s) for {len(plan.seeds)} calls")
             return comparison
-        for want, outputs in zip(expected, saved, strict=True):
-            compare_call(comparison, want, outputs, self.tolerances)
+        self._compare_sets(comparison, plan, saved)
         return comparison
+
+    def tolerances(self, plan: ShapePlan) -> list[list[dict[str, Any]]]:
+        """Per input set of the shape, per output in the order outputs come back: what every
+        comparison holds them to, by the input set's distribution (runners.problem)."""
+        return [self.problem.tolerance_for(distribution) for distribution in plan.dists]
+
+    def _compare_sets(self, comparison: Comparison, plan: ShapePlan, saved: list) -> None:
+        """Outputs for each of the shape's input sets against the expected ones. The input sets
+        are read (mapped, a set at a time) only where an output is compared up to ties."""
+        tolerances, expected = self.tolerances(plan), self._expected(plan)
+        inputs = self._inputs(plan) if self.problem.ties else [None] * len(saved)
+        for index, outputs in enumerate(saved):
+            compare_call(comparison, expected[index], outputs, tolerances[index], inputs[index])
+
+    def _inputs(self, plan: ShapePlan) -> list[Any]:
+        path = self.folder.in_dir / f"inputs_{plan.id}.pt"
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
 
     def recheck_timed(self, plan: ShapePlan, reply: dict, out: Path, seed: int) -> Comparison:
         """The kept timed calls' outputs against the reference's outputs for the same varied
@@ -210,7 +223,7 @@ class Grading:
             "inputs": str(self.folder.in_dir / f"inputs_{plan.id}.pt"),
             "seed": seed,
             "kept": str(out),
-            "tolerances": self.tolerances,
+            "tolerances": self.tolerances(plan),
         }
         checked = self.ask_reference(message, PREPARE_TIMEOUT_S)["comparison"]
         comparison = Comparison.from_dict(checked)
@@ -268,9 +281,7 @@ class Grading:
         saved = torch.load(out, weights_only=True)
         out.unlink(missing_ok=True)
         comparison = Comparison()
-        expected = self._expected(plan)
-        for want, outputs in zip(expected, saved, strict=True):
-            compare_call(comparison, want, outputs, self.tolerances)
+        self._compare_sets(comparison, plan, saved)
         return comparison.correct
 
     def _expected(self, plan: ShapePlan) -> list[Any]:

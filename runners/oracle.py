@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +20,74 @@ from torch.serialization import default_restore_location
 
 from runners import protocol, timing
 from runners.compare import Comparison, compare_call, load_candidate_file
-
-_DISTRIBUTIONS = ("normal", "large", "offset", "uniform", "small")
+from runners.problem import BUILT_IN_DISTRIBUTIONS, Case, Problem, ProblemError, load_problem
 
 
 def apply_distribution(args: list[Any], name: str) -> list[Any]:
     """Reshape the floating inputs' values; integer and non-tensor inputs stay as they are."""
-    if name not in _DISTRIBUTIONS:
+    if name not in BUILT_IN_DISTRIBUTIONS:
         raise ValueError(f"unknown input distribution {name!r}")
     return [_distribute(a, name) if _is_float(a) else a for a in args]
 
 
-def grade_inputs(reference: Any, seed: int, distribution: str, device: str) -> list[Any]:
-    """One input set of a grade: the reference module's `get_inputs()` under `seed`, on `device`,
-    with `distribution` applied. The reference's shape parameters are set by the caller."""
+def grade_inputs(
+    reference: Any,
+    seed: int,
+    distribution: str,
+    device: str,
+    cases: Mapping[str, Case] | None = None,
+) -> list[Any]:
+    """One input set of a grade: the reference module's `get_inputs()` (or the case's generator)
+    under `seed`, on `device`, with `distribution` applied: a built-in one by name, a case of
+    the problem's `cases` (runners.problem.Problem.cases) by its scale. The reference's shape
+    parameters are set by the caller."""
+    case = (cases or {}).get(distribution)
     torch.manual_seed(seed)
     with torch.device(device):  # generate on the device: CPU randn of 1 GiB takes seconds
-        args = apply_distribution(list(reference.get_inputs()), distribution)
+        args = _draw(reference, distribution, case)
+        if case is None or distribution in BUILT_IN_DISTRIBUTIONS:
+            args = apply_distribution(args, distribution)
+        else:
+            args = _scale(args, distribution, case.scale)
     return [a.to(device) if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def _draw(reference: Any, distribution: str, case: Case | None) -> list[Any]:
+    if case is None or case.generator is None:
+        return list(reference.get_inputs())
+    drawn = _generator(reference, distribution, case)()
+    if not isinstance(drawn, list | tuple):
+        raise ProblemError(
+            f"problem.yaml: cases.{distribution}.generator: {case.generator}() returned "
+            f"{type(drawn).__name__}, not the list of inputs"
+        )
+    return list(drawn)
+
+
+def _generator(reference: Any, distribution: str, case: Case) -> Callable[[], Any]:
+    generator = getattr(reference, case.generator, None)
+    if not callable(generator):
+        raise ProblemError(
+            f"problem.yaml: cases.{distribution}.generator: reference.py has no function "
+            f"{case.generator}"
+        )
+    return generator
+
+
+def _scale(args: list[Any], distribution: str, scale: Mapping[int, float]) -> list[Any]:
+    """The case's factors on the floating inputs it names, widened and rounded back once."""
+    args = list(args)
+    for position, factor in scale.items():
+        value = args[position] if position < len(args) else None
+        if not _is_float(value):
+            what = "missing" if position >= len(args) else f"{type(value).__name__}"
+            what += f" ({value.dtype})" if isinstance(value, torch.Tensor) else ""
+            raise ProblemError(
+                f"problem.yaml: cases.{distribution}.scale: input {position} is {what}, "
+                "not a floating tensor"
+            )
+        args[position] = (value.float() * factor).to(value.dtype)
+    return args
 
 
 def _is_float(value: Any) -> bool:
@@ -57,14 +107,40 @@ def _distribute(tensor: torch.Tensor, name: str) -> torch.Tensor:
     return wide.to(tensor.dtype)
 
 
-def perturb_parameters(model: torch.nn.Module) -> None:
-    """Move parameters off their constant initial values (ones, zeros) so that they matter."""
+def perturb_parameters(model: torch.nn.Module, buffers: Sequence[str] = ()) -> None:
+    """Move parameters, and the named floating buffers (problem.yaml `perturb_buffers`), off
+    their constant initial values (ones, zeros) so that they matter."""
+    named = _perturbed_buffers(model, buffers)
     with torch.no_grad():
-        for parameter in model.parameters():
-            if parameter.is_floating_point():
-                noise = torch.randn_like(parameter, dtype=torch.float32)
-                scale = parameter.float().abs().mean().clamp_min(0.1)
-                parameter.add_((noise * 0.25 * scale).to(parameter.dtype))
+        for tensor in [*model.parameters(), *named]:
+            if tensor.is_floating_point():
+                _perturb(tensor)
+
+
+def _perturb(tensor: torch.Tensor) -> None:
+    noise = torch.randn_like(tensor, dtype=torch.float32)
+    step = noise * 0.25 * tensor.float().abs().mean().clamp_min(0.1)
+    if tensor.element_size() == 1:  # fp8 takes part in no arithmetic: widen, move, cast back
+        tensor.copy_((tensor.float() + step).to(tensor.dtype))
+    else:
+        tensor.add_(step.to(tensor.dtype))
+
+
+def _perturbed_buffers(model: torch.nn.Module, names: Sequence[str]) -> list[torch.Tensor]:
+    """The named buffers; each must exist, be floating and be in the state_dict (the candidate
+    gets the perturbed values only through it)."""
+    buffers, state = dict(model.named_buffers()), model.state_dict()
+    for name in names:
+        why = None
+        if name not in buffers:
+            why = f"Model has no such buffer (its buffers: {', '.join(buffers) or 'none'})"
+        elif not buffers[name].is_floating_point():
+            why = f"it is {buffers[name].dtype}, not floating"
+        elif name not in state:
+            why = "it is not persistent: the state_dict, which the solution loads, lacks it"
+        if why:
+            raise ProblemError(f"problem.yaml: perturb_buffers names {name!r}: {why}")
+    return [buffers[name] for name in names]
 
 
 def as_output_list(out: Any) -> list[Any]:
@@ -76,6 +152,7 @@ class Oracle:
     def __init__(self):
         self.reference = None
         self.problem_dir: Path | None = None
+        self.problem: Problem | None = None  # its cases and perturbed buffers, once prepared
         self.starter = None
 
     def prepare(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +160,11 @@ class Oracle:
         a Library line to time (the parent needs no cached timing for a line that is not)."""
         started = time.perf_counter()
         self.problem_dir = Path(request["problem_dir"])
+        self.problem = load_problem(self.problem_dir, require_hidden=False)
         self.reference = _import_reference(self.problem_dir / "reference.py")
+        for name, case in self.problem.cases.items():
+            if case.generator:  # found missing now, whichever input sets the plan draws
+                _generator(self.reference, name, case)
         for shape in request["shapes"]:
             self._prepare_shape(shape, request)
         library = hasattr(self.reference, "Library")
@@ -103,9 +184,11 @@ class Oracle:
         )
         input_sets, expected = [], []
         for seed, distribution in zip(shape["seeds"], shape["dists"], strict=True):
-            args = grade_inputs(self.reference, seed, distribution, device)
+            args = grade_inputs(self.reference, seed, distribution, device, self.problem.cases)
+            _check_alike(args, input_sets[0] if input_sets else args, distribution)
             with torch.no_grad():
                 expected.append(as_output_list(model(*timing.fresh_copy(args))))
+            _check_outputs(self.problem, expected[-1], args)
             input_sets.append(args)
         torch.save(input_sets, in_dir / f"inputs_{shape['id']}.pt")
         torch.save(expected, ref_dir / f"expected_{shape['id']}.pt")
@@ -118,7 +201,7 @@ class Oracle:
         with torch.device(device):
             init = list(self.reference.get_init_inputs())
             model = self.reference.Model(*init)
-            perturb_parameters(model)
+            perturb_parameters(model, self.problem.perturb_buffers if self.problem else ())
         return model.to(device).eval(), init
 
     def baseline(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -148,8 +231,9 @@ class Oracle:
     def recheck(self, request: dict[str, Any]) -> dict[str, Any]:
         """The candidate's kept timed calls (its file `kept`) against the reference's outputs for
         their inputs, rebuilt from base and call number with the round's seed
-        (runners.timing.vary), compared on the device; replies with the comparison. An
-        unreadable or malformed file is the candidate's failure, in the comparison."""
+        (runners.timing.vary), compared on the device with the tolerances of the call's base
+        (`tolerances`, one list per base); replies with the comparison. An unreadable or
+        malformed file is the candidate's failure, in the comparison."""
         started = time.perf_counter()
         try:
             comparison = self._compare_kept(request)
@@ -175,9 +259,8 @@ class Oracle:
             while kept:  # each call's outputs are released once compared
                 base, call, outputs = kept.pop(0)
                 args = timing.vary([_on(a, device) for a in bases[base]], seed, call)
-                compare_call(
-                    comparison, as_output_list(model(*args)), outputs, request["tolerances"]
-                )
+                expected = as_output_list(model(*args))
+                compare_call(comparison, expected, outputs, request["tolerances"][base], args)
         return comparison
 
     def starter_outputs(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +299,44 @@ class Oracle:
             library = self.reference.Library(*self.reference.get_init_inputs())
         library.load_state_dict(model.state_dict(), strict=True)
         return library.to(device).eval()
+
+
+def _check_alike(args: list[Any], first: list[Any], distribution: str) -> None:
+    """Every input set of a shape has the first one's tensor shapes and dtypes: the timing loop
+    refills one set of buffers with each set's values."""
+
+    def layout(values: list[Any]) -> list[Any]:
+        return [(a.shape, a.dtype) if isinstance(a, torch.Tensor) else type(a) for a in values]
+
+    if layout(args) != layout(first):
+        raise ProblemError(
+            f"problem.yaml: distribution {distribution!r} draws inputs {layout(args)}, the "
+            f"shape's first input set {layout(first)}: every input set must have the same "
+            "tensor shapes and dtypes"
+        )
+
+
+def _check_outputs(problem: Problem, outputs: list[Any], args: list[Any]) -> None:
+    """The reference returns the outputs problem.yaml names; those compared up to ties are
+    integer tensors indexing a tensor input."""
+    names = sorted(problem.outputs)
+    if len(outputs) != len(names):
+        raise ProblemError(
+            f"problem.yaml: outputs names {len(names)} output(s), the reference returns "
+            f"{len(outputs)}"
+        )
+    for name, ties in problem.ties.items():
+        output = outputs[names.index(name)]
+        if not isinstance(output, torch.Tensor) or output.is_floating_point():
+            raise ProblemError(
+                f"problem.yaml: outputs.{name} is compared up to ties, but the reference's "
+                f"{name} is not an integer tensor"
+            )
+        if ties.input >= len(args) or not isinstance(args[ties.input], torch.Tensor):
+            raise ProblemError(
+                f"problem.yaml: outputs.{name}.ties.input is {ties.input}, not the position of "
+                f"a tensor among the reference's {len(args)} inputs"
+            )
 
 
 def _kept_calls(

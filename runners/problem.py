@@ -37,6 +37,9 @@ HIDDEN_CASES = (
 # Every held-out set covers these; asymmetric and production-realistic shapes are expected of the
 # deck's problems (tests/runners/test_deck.py) but not of every problem folder.
 REQUIRED_CASES = HIDDEN_CASES[:4]
+# Input distributions the reference process knows by name (runners.oracle.apply_distribution);
+# a problem defines more under `cases`.
+BUILT_IN_DISTRIBUTIONS = ("normal", "large", "offset", "uniform", "small")
 DEFAULT_DISTRIBUTIONS = ("normal", "large", "offset")
 STARTER_CATEGORIES = ("triton-to-triton", "cuda-to-cuda")
 SHAPES_PLACEHOLDER = "{{visible_shapes}}"
@@ -49,15 +52,36 @@ _REQUIRED_KEYS = {"slug", "title", "category", "regime", "peak_dtype", "flops", 
 _REQUIRED_KEYS |= {"outputs", "forbidden", "shapes", "seeds"}
 # no_hidden: why a problem has no hidden.yaml (an import whose sizes cannot vary), said in place
 # of held-out shapes.
-_OPTIONAL_KEYS = {"distributions", "time_cap_s", "no_hidden"}
+_OPTIONAL_KEYS = {"distributions", "cases", "perturb_buffers", "time_cap_s", "no_hidden"}
 _WORK_KEYS = ("flops", "bytes")  # optional under the speedup regime
 _CHOICES = {"category": CATEGORIES, "regime": REGIMES, "peak_dtype": PEAK_DTYPES}
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_OUTPUT_NAME = re.compile(r"^out\d*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+_CASE_KEYS = {"scale", "tolerance", "generator"}
+_TIES_KEYS = {"values", "input", "dim"}
 
 
 class ProblemError(ValueError):
     """A problem folder is malformed; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """A named input distribution of problem.yaml's `cases` (a "stress case")."""
+
+    scale: dict[int, float]  # input position -> factor on the base draw (floating inputs only)
+    generator: str | None  # a function of reference.py drawing the inputs in place of get_inputs
+    tolerance: dict[str, dict[str, float]]  # output name -> atol, rtol for this case's input sets
+
+
+@dataclass(frozen=True)
+class Ties:
+    """An index output compared up to ties: the candidate's indices must be in range, distinct
+    along `dim`, and select from input `input` the expected values of output `values`."""
+
+    values: str
+    input: int
+    dim: int
 
 
 @dataclass(frozen=True)
@@ -69,9 +93,12 @@ class Problem:
     peak_dtype: str
     flops_expr: str | None
     bytes_expr: str | None
-    outputs: dict[str, dict[str, float]]
+    # Per output as written: {atol, rtol}, or {ties: {values, input, dim}} for an index output.
+    outputs: dict[str, dict[str, Any]]
     forbidden: tuple[str, ...]
     distributions: tuple[str, ...]
+    cases: dict[str, Case]
+    perturb_buffers: tuple[str, ...]  # floating buffers of Model perturbed like its parameters
     visible: list[dict[str, int]]
     smoke: list[dict[str, int]]
     hidden: list[dict[str, int]]
@@ -100,6 +127,28 @@ class Problem:
     def starter_path(self) -> Path | None:
         starter = self.path / "starter.py"
         return starter if starter.is_file() else None
+
+    @property
+    def ties(self) -> dict[str, Ties]:
+        """The index outputs compared up to ties, by name."""
+        return {name: Ties(**rule["ties"]) for name, rule in self.outputs.items() if "ties" in rule}
+
+    def tolerance_for(self, distribution: str) -> list[dict[str, Any]]:
+        """How each output (in the order outputs come back) is compared on an input set of this
+        distribution: its atol and rtol (the case's where it gives them), or for an index output
+        its ties rule with the values output and the input named by position."""
+        names = sorted(self.outputs)
+        case = self.cases.get(distribution)
+        rules: list[dict[str, Any]] = []
+        for name in names:
+            ties = self.ties.get(name)
+            if ties:
+                position = names.index(ties.values)
+                rules.append({"ties": {"values": position, "input": ties.input, "dim": ties.dim}})
+            else:
+                tolerance = case.tolerance.get(name) if case else None
+                rules.append(dict(tolerance or self.outputs[name]))
+        return rules
 
 
 def problems_root() -> Path:
@@ -151,6 +200,10 @@ def load_problem(slug_or_path: str | Path, *, require_hidden: bool = True) -> Pr
     for field in _WORK_KEYS:
         if spec.get(field) is not None:
             _check_expr(spec[field], field, visible + smoke + hidden)
+    outputs = _read_outputs(spec["outputs"])
+    seeds = _read_seeds(spec["seeds"], "problem.yaml")
+    input_cases = _read_cases(spec.get("cases"), outputs)
+    distributions = _read_distributions(spec.get("distributions"), input_cases, len(seeds))
     return Problem(
         slug=spec["slug"],
         title=spec["title"],
@@ -159,14 +212,16 @@ def load_problem(slug_or_path: str | Path, *, require_hidden: bool = True) -> Pr
         peak_dtype=spec["peak_dtype"],
         flops_expr=spec.get("flops"),
         bytes_expr=spec.get("bytes"),
-        outputs=_read_outputs(spec["outputs"]),
+        outputs=outputs,
         forbidden=_read_forbidden(spec["forbidden"]),
-        distributions=_read_distributions(spec.get("distributions")),
+        distributions=distributions,
+        cases=input_cases,
+        perturb_buffers=_read_perturb_buffers(spec.get("perturb_buffers")),
         visible=visible,
         smoke=smoke,
         hidden=hidden,
         hidden_cases=cases,
-        seeds=_read_seeds(spec["seeds"], "problem.yaml"),
+        seeds=seeds,
         hidden_seeds=hidden_seeds,
         time_cap_s=_read_time_cap(spec.get("time_cap_s")),
         path=folder,
@@ -331,24 +386,51 @@ def _read_seeds(raw: Any, file: str) -> list[int]:
     return list(raw)
 
 
-def _read_outputs(raw: Any) -> dict[str, dict[str, float]]:
+def _read_outputs(raw: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(raw, dict) or not raw:
         raise ProblemError("problem.yaml: field outputs must map output names to tolerances")
     names = sorted(raw)
     if names != ["out"] and names != [f"out{i}" for i in range(len(names))]:
         raise ProblemError(f"problem.yaml: field outputs names {names}; use out, or out0, out1...")
-    return {name: _read_tolerance(name, raw[name]) for name in names}
+    return {
+        name: _read_ties(name, raw)
+        if isinstance(raw[name], dict) and "ties" in raw[name]
+        else _read_tolerance(f"outputs.{name}", raw[name])
+        for name in names
+    }
 
 
-def _read_tolerance(name: str, raw: Any) -> dict[str, float]:
+def _read_ties(name: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    """{ties: {values, input, dim}}: `values` names another output compared by tolerance."""
+    field, rule = f"outputs.{name}", outputs[name]
+    ties = rule["ties"]
+    if set(rule) != {"ties"} or not isinstance(ties, dict) or set(ties) != _TIES_KEYS:
+        raise ProblemError(
+            f"problem.yaml: field {field} must be {{ties: {{values, input, dim}}}} exactly"
+        )
+    values = ties["values"]
+    other = outputs.get(values) if isinstance(values, str) and values != name else None
+    if not isinstance(other, dict) or "ties" in other:
+        raise ProblemError(
+            f"problem.yaml: field {field}.ties.values is {values!r}; name another output "
+            "compared by atol and rtol (the values the indices select)"
+        )
+    for key in ("input", "dim"):
+        if type(ties[key]) is not int or (key == "input" and ties[key] < 0):
+            kind = "an input position (0, 1, ...)" if key == "input" else "an integer"
+            raise ProblemError(f"problem.yaml: field {field}.ties.{key} must be {kind}")
+    return {"ties": {"values": values, "input": ties["input"], "dim": ties["dim"]}}
+
+
+def _read_tolerance(field: str, raw: Any) -> dict[str, float]:
     if not isinstance(raw, dict) or set(raw) != {"atol", "rtol"}:
-        raise ProblemError(f"problem.yaml: field outputs.{name} must have exactly atol and rtol")
+        raise ProblemError(f"problem.yaml: field {field} must have exactly atol and rtol")
     tolerance = {}
     for key in ("atol", "rtol"):
         # PyYAML reads 1e-5 (no dot) as a string, so numeric strings are accepted.
         value = _as_float(raw[key])
         if isinstance(raw[key], bool) or not 0 <= value < math.inf:
-            raise ProblemError(f"problem.yaml: field outputs.{name}.{key} must be a number >= 0")
+            raise ProblemError(f"problem.yaml: field {field}.{key} must be a number >= 0")
         tolerance[key] = value
     return tolerance
 
@@ -369,12 +451,107 @@ def _read_forbidden(raw: Any) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _read_distributions(raw: Any) -> tuple[str, ...]:
+def _read_distributions(raw: Any, cases: dict[str, Case], seeds: int) -> tuple[str, ...]:
+    """The input sets' distributions, cycled over the seeds; every name built in or a case, and
+    every case drawn by one of the visible seeds (a case past them would never run)."""
     if raw is None:
-        return DEFAULT_DISTRIBUTIONS
+        raw = list(DEFAULT_DISTRIBUTIONS)
     valid = isinstance(raw, list) and all(isinstance(d, str) and d for d in raw)
     if not valid or not raw or len(set(raw)) != len(raw):
         raise ProblemError("problem.yaml: field distributions must list distinct names")
+    for name in raw:
+        if name not in BUILT_IN_DISTRIBUTIONS and name not in cases:
+            raise ProblemError(
+                f"problem.yaml: field distributions has {name!r}, neither built in "
+                f"({', '.join(BUILT_IN_DISTRIBUTIONS)}) nor defined under cases"
+            )
+    for name in cases:
+        if name not in raw[:seeds]:
+            where = f"at position {raw.index(name) + 1}" if name in raw else "not"
+            raise ProblemError(
+                f"problem.yaml: field cases.{name} is listed {where} in distributions, which "
+                f"the {seeds} seeds cycle through from the first: no input set would draw it"
+            )
+    return tuple(raw)
+
+
+def _read_cases(raw: Any, outputs: dict[str, dict[str, Any]]) -> dict[str, Case]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ProblemError("problem.yaml: field cases must map case names to their settings")
+    return {name: _read_case(name, spec, outputs) for name, spec in raw.items()}
+
+
+def _read_case(name: Any, spec: Any, outputs: dict[str, dict[str, Any]]) -> Case:
+    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+        raise ProblemError(f"problem.yaml: field cases has {name!r}, not an identifier")
+    field = f"cases.{name}"
+    if not isinstance(spec, dict) or set(spec) - _CASE_KEYS:
+        raise ProblemError(
+            f"problem.yaml: field {field} must be a mapping of {', '.join(sorted(_CASE_KEYS))}"
+        )
+    if name in BUILT_IN_DISTRIBUTIONS and set(spec) - {"tolerance"}:
+        raise ProblemError(
+            f"problem.yaml: field {field} names a built-in distribution, which may carry only "
+            "a tolerance; give a scaled or generated case a name of its own"
+        )
+    generator = spec.get("generator")
+    if generator is not None and not (isinstance(generator, str) and _IDENTIFIER.match(generator)):
+        raise ProblemError(
+            f"problem.yaml: field {field}.generator must name a function of reference.py"
+        )
+    return Case(
+        scale=_read_scale(f"{field}.scale", spec.get("scale", {})),
+        generator=generator,
+        tolerance=_read_case_tolerance(f"{field}.tolerance", spec.get("tolerance", {}), outputs),
+    )
+
+
+def _read_scale(field: str, raw: Any) -> dict[int, float]:
+    if not isinstance(raw, dict):
+        raise ProblemError(f"problem.yaml: field {field} must map input positions to factors")
+    scale = {}
+    for position, factor in raw.items():
+        if type(position) is not int or position < 0:
+            raise ProblemError(
+                f"problem.yaml: field {field} has key {position!r}; input positions are 0, 1, ..."
+            )
+        value = _as_float(factor)
+        if isinstance(factor, bool) or not math.isfinite(value) or value == 0:
+            raise ProblemError(
+                f"problem.yaml: field {field}.{position} must be a finite non-zero number"
+            )
+        scale[position] = value
+    return scale
+
+
+def _read_case_tolerance(
+    field: str, raw: Any, outputs: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, float]]:
+    if not isinstance(raw, dict):
+        raise ProblemError(f"problem.yaml: field {field} must map output names to atol and rtol")
+    for name in raw:
+        if name not in outputs:
+            raise ProblemError(f"problem.yaml: field {field} names {name!r}, not an output")
+        if "ties" in outputs[name]:
+            values = outputs[name]["ties"]["values"]
+            raise ProblemError(
+                f"problem.yaml: field {field}.{name}: {name} is compared up to ties; "
+                f"give the tolerance of its values output {values}"
+            )
+    return {name: _read_tolerance(f"{field}.{name}", rule) for name, rule in raw.items()}
+
+
+def _read_perturb_buffers(raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    valid = isinstance(raw, list) and all(isinstance(n, str) and _DOTTED_NAME.match(n) for n in raw)
+    if not valid or len(set(raw)) != len(raw):
+        raise ProblemError(
+            "problem.yaml: field perturb_buffers must list distinct buffer names of Model "
+            "(identifiers, dotted for a submodule's: block.weight_scale)"
+        )
     return tuple(raw)
 
 

@@ -1,5 +1,6 @@
 import json
 
+import pytest
 import torch
 
 from runners import compare as compare_module
@@ -8,9 +9,9 @@ from runners.compare import Comparison, compare_call
 TOL = [{"atol": 1e-5, "rtol": 1e-5}]
 
 
-def compare(expected, actual, tolerances=TOL) -> Comparison:
+def compare(expected, actual, tolerances=TOL, inputs=None) -> Comparison:
     result = Comparison()
-    compare_call(result, expected, actual, tolerances)
+    compare_call(result, expected, actual, tolerances, inputs)
     return result
 
 
@@ -143,3 +144,73 @@ def test_a_comparison_survives_its_json_form():
     result = compare([want], [want + torch.eye(3, 4)])
     again = Comparison.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result and again.error == result.error
+
+
+# -- index outputs compared up to ties ----------------------------------------------------------
+TIES = [{"atol": 0.0, "rtol": 0.0}, {"ties": {"values": 0, "input": 0, "dim": -1}}]
+ROWS = torch.tensor([[3.0, 5.0, 5.0, 1.0], [2.0, 2.0, 2.0, 7.0]])
+VALUES = torch.tensor([[5.0, 5.0], [7.0, 2.0]])
+INDICES = torch.tensor([[1, 2], [3, 0]])  # the reference's: equal values by ascending index
+
+
+def compare_ties(indices, values=VALUES, rules=TIES):
+    return compare([VALUES, INDICES], [values, indices], rules, inputs=[ROWS])
+
+
+def test_indices_picking_other_equal_values_match_up_to_ties():
+    assert compare_ties(torch.tensor([[2, 1], [3, 2]])).correct
+    assert compare_ties(INDICES.clone()).correct
+
+
+def test_an_index_of_a_different_value_fails_on_the_values_it_selects():
+    result = compare_ties(torch.tensor([[1, 0], [3, 2]]))  # x[0, 0] is 3, not 5
+    assert result.errors == [
+        "output 1: the input's values at these indices: 1 element(s) outside atol+rtol"
+    ]
+    assert result.worst_index == [0, 1] and result.max_abs_err == 2.0
+
+
+def test_an_index_out_of_range_fails_and_names_the_range_in_parentheses():
+    result = compare_ties(torch.tensor([[1, 4], [3, -1]]))
+    assert result.errors == ["output 1: 2 index(es) out of range (0 to 3) along dim -1"]
+
+
+def test_float_indices_fail_as_not_integer():
+    result = compare_ties(INDICES.float())
+    assert result.errors == ["output 1: indices must be an integer tensor, got torch.float32"]
+
+
+def test_an_index_repeated_within_a_row_fails_though_it_selects_equal_values():
+    result = compare_ties(torch.tensor([[1, 1], [3, 0]]))
+    assert result.errors == ["output 1: an index appears twice along dim -1"]
+
+
+def test_indices_of_another_integer_dtype_or_shape_fail_as_any_output_does():
+    assert "dtype torch.int32" in compare_ties(INDICES.int()).error
+    assert "shape (2, 1)" in compare_ties(INDICES[:, :1]).error
+
+
+def test_a_wrong_values_output_fails_on_its_own_tolerance():
+    result = compare_ties(INDICES.clone(), values=VALUES + 1.0)
+    assert result.errors == ["output 0: 4 element(s) outside atol+rtol"]
+
+
+def test_selected_values_are_held_to_the_values_output_tolerance():
+    row = torch.tensor([[3.0, 5.0, 2.95, 1.0]])
+    want = [torch.tensor([[5.0, 3.0]]), torch.tensor([[1, 0]])]
+    picks = [want[0], torch.tensor([[1, 2]])]  # 2.95 where 3.0 is expected
+    loose = [{"atol": 0.1, "rtol": 0.0}, TIES[1]]
+    assert compare(want, picks, loose, inputs=[row]).correct
+    assert not compare(want, picks, TIES, inputs=[row]).correct
+
+
+def test_argmax_like_indices_with_the_dimension_reduced_away():
+    rules = [{"atol": 0.0, "rtol": 0.0}, {"ties": {"values": 0, "input": 0, "dim": 1}}]
+    want = [torch.tensor([5.0, 7.0]), torch.tensor([1, 3])]
+    assert compare(want, [want[0], torch.tensor([2, 3])], rules, inputs=[ROWS]).correct
+    assert not compare(want, [want[0], torch.tensor([0, 3])], rules, inputs=[ROWS]).correct
+
+
+def test_ties_without_the_inputs_is_a_programming_error():
+    with pytest.raises(ValueError, match="inputs"):
+        compare([VALUES, INDICES], [VALUES, INDICES], TIES)

@@ -246,3 +246,121 @@ def test_loader_does_not_import_torch():
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def two_outputs(spec: dict) -> None:
+    spec["outputs"] = {"out0": {"atol": 0.0, "rtol": 0.0}, "out1": {"atol": 0.0, "rtol": 0.0}}
+
+
+def with_case(name: str, case: dict, distributions=None):
+    def change(spec: dict) -> None:
+        spec["cases"] = {name: case}
+        spec["distributions"] = distributions or ["normal", name]
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(distributions=["normal", "huge"]), "'huge', neither built in"),
+        (with_case("large_x", {"scale": {0: 64.0}}, ["normal"]), "cases.large_x is listed not"),
+        (
+            with_case("large_x", {"scale": {0: 64.0}}, ["normal", "offset", "uniform", "large_x"]),
+            "cases.large_x is listed at position 4 in distributions, which the 3 seeds",
+        ),
+        (with_case("large-x", {"scale": {0: 64.0}}), "not an identifier"),
+        (with_case("large_x", {"scal": {0: 64.0}}), "cases.large_x must be a mapping of"),
+        (with_case("large_x", [64.0]), "cases.large_x must be a mapping of"),
+        (with_case("large", {"scale": {0: 8.0}}), "built-in distribution, which may carry only"),
+        (with_case("large_x", {"scale": {"0": 64.0}}), "cases.large_x.scale has key '0'"),
+        (with_case("large_x", {"scale": {-1: 64.0}}), "cases.large_x.scale has key -1"),
+        (with_case("large_x", {"scale": {0: 0}}), "scale.0 must be a finite non-zero number"),
+        (with_case("large_x", {"scale": {0: "inf"}}), "scale.0 must be a finite non-zero"),
+        (with_case("large_x", {"scale": [64.0]}), "scale must map input positions to factors"),
+        (with_case("ragged", {"generator": "make ragged"}), "generator must name a function"),
+        (with_case("ragged", {"generator": 3}), "generator must name a function"),
+        (with_case("big", {"tolerance": {"out9": {"atol": 1, "rtol": 1}}}), "names 'out9'"),
+        (with_case("big", {"tolerance": {"out": {"atol": 1}}}), "tolerance.out must have exactly"),
+        (with_case("big", {"tolerance": {"out": {"atol": -1, "rtol": 0}}}), "tolerance.out.atol"),
+        (lambda d: d.update(cases=[1]), "field cases must map case names"),
+        (lambda d: d.update(perturb_buffers="weight"), "perturb_buffers must list distinct"),
+        (lambda d: d.update(perturb_buffers=["weight", "weight"]), "perturb_buffers"),
+        (lambda d: d.update(perturb_buffers=["weight()"]), "perturb_buffers"),
+    ],
+)
+def test_malformed_cases_and_buffers_name_the_field(folder, change, message):
+    edit_yaml(folder / "problem.yaml", change)
+    error = problem_error(folder)
+    assert error.startswith("problem.yaml:") and message in error, error
+
+
+def ties(**rule):
+    def change(spec: dict) -> None:
+        two_outputs(spec)
+        spec["outputs"]["out1"] = {"ties": {"values": "out0", "input": 0, "dim": -1, **rule}}
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (ties(values="out1"), "outputs.out1.ties.values is 'out1'"),
+        (ties(values="out7"), "outputs.out1.ties.values is 'out7'"),
+        (ties(values=["out0"]), "outputs.out1.ties.values is ['out0']"),
+        (ties(input=-1), "outputs.out1.ties.input must be an input position"),
+        (ties(input=True), "outputs.out1.ties.input must be an input position"),
+        (ties(dim=1.0), "outputs.out1.ties.dim must be an integer"),
+        (ties(extra=1), "outputs.out1 must be {ties: {values, input, dim}} exactly"),
+        (
+            lambda d: [ties()(d), d["outputs"]["out1"].update(atol=0)],
+            "outputs.out1 must be {ties: {values, input, dim}} exactly",
+        ),
+        (
+            lambda d: [ties()(d), d["outputs"]["out0"].update(ties=d["outputs"]["out1"]["ties"])],
+            "outputs.out0 must be {ties",
+        ),
+        (
+            lambda d: [
+                ties()(d),
+                with_case("big", {"tolerance": {"out1": {"atol": 1, "rtol": 1}}})(d),
+            ],
+            "tolerance.out1: out1 is compared up to ties; give the tolerance of its values output",
+        ),
+    ],
+)
+def test_malformed_ties_rules_name_the_field(folder, change, message):
+    edit_yaml(folder / "problem.yaml", change)
+    error = problem_error(folder)
+    assert error.startswith("problem.yaml:") and message in error, error
+
+
+def test_tolerances_follow_each_distribution_and_ties_name_outputs_by_position(folder):
+    def change(spec: dict) -> None:
+        ties()(spec)
+        spec["cases"] = {
+            "large_x": {"scale": {0: 64.0}, "tolerance": {"out0": {"atol": 2.0, "rtol": 0.5}}},
+            "large": {"tolerance": {"out0": {"atol": 3.0, "rtol": 0.5}}},
+            "ragged": {"generator": "ragged_inputs"},
+        }
+        spec["distributions"] = ["large_x", "large", "ragged"]
+        spec["perturb_buffers"] = ["weight_scale", "block.bias"]
+
+    edit_yaml(folder / "problem.yaml", change)
+    problem = load_problem(folder)
+    rule = {"ties": {"values": 0, "input": 0, "dim": -1}}
+    assert problem.tolerance_for("large_x") == [{"atol": 2.0, "rtol": 0.5}, rule]
+    assert problem.tolerance_for("large") == [{"atol": 3.0, "rtol": 0.5}, rule]
+    assert problem.tolerance_for("ragged") == [{"atol": 0.0, "rtol": 0.0}, rule]
+    assert problem.tolerance_for("offset") == problem.tolerance_for("ragged")
+    assert problem.cases["ragged"].generator == "ragged_inputs"
+    assert problem.cases["large_x"].scale == {0: 64.0}
+    assert problem.ties["out1"].values == "out0"
+    assert problem.perturb_buffers == ("weight_scale", "block.bias")
+
+
+def test_problems_without_the_new_fields_keep_their_defaults():
+    problem = load_problem("rmsnorm")
+    assert problem.cases == {} and problem.perturb_buffers == () and problem.ties == {}
+    assert problem.tolerance_for("large") == [problem.outputs["out"]]

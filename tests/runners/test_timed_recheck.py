@@ -1,6 +1,7 @@
 """The re-check of timed calls: the reference process reads the candidate's kept outputs and
 compares them with its own for the same varied inputs (add_rmsnorm's smoke shape, on CPU)."""
 
+import importlib.util
 import json
 import os
 import struct
@@ -20,7 +21,6 @@ from runners.plan import plan_shapes
 from runners.problem import load_problem
 
 PROBLEM = load_problem("add_rmsnorm")
-TOLERANCES = [PROBLEM.outputs[name] for name in sorted(PROBLEM.outputs)]
 SEED = 1234
 UNREADABLE = "timed outputs could not be read ("
 MALFORMED = "the timed calls kept for checking are missing or malformed"
@@ -73,9 +73,14 @@ def recheck(setup, kept_file: Path) -> dict:
         "inputs": str(setup.in_dir / f"inputs_{setup.plan.id}.pt"),
         "seed": SEED,
         "kept": str(kept_file),
-        "tolerances": TOLERANCES,
+        "tolerances": tolerances(setup.plan),
     }
     return through_json(setup.oracle.recheck)(request)["comparison"]
+
+
+def tolerances(plan) -> list:
+    """Per base, per output: what Grading.tolerances sends."""
+    return [PROBLEM.tolerance_for(distribution) for distribution in plan.dists]
 
 
 def through_json(handler):
@@ -165,7 +170,7 @@ def test_the_parent_names_type_errors_first_and_no_held_out_size(setup):
     kept_file = saved(setup, [(base, call, narrow), second])
     grading = SimpleNamespace(
         problem=PROBLEM,
-        tolerances=TOLERANCES,
+        tolerances=tolerances,
         device="cpu",
         folder=SimpleNamespace(in_dir=setup.in_dir),
         ask_reference=lambda message, timeout_s: through_json(setup.oracle.recheck)(message),
@@ -177,3 +182,76 @@ def test_the_parent_names_type_errors_first_and_no_held_out_size(setup):
     assert "(4, 32), expected (4, 33)" in visible.errors[1]
     hidden = Grading.recheck_timed(grading, setup.twin, reply, kept_file, SEED)
     assert hidden.errors[1] == "output 0: shape (...), expected (...)"
+
+
+# -- tiny_select: an index output up to ties, a tolerance per case -------------------------------
+SELECT = Path(__file__).resolve().parent / "problems" / "tiny_select"
+SELECT_HONEST = Path(__file__).resolve().parent / "solutions" / "tiny_select" / "honest.py"
+
+
+@pytest.fixture
+def select(tmp_path):
+    """tiny_select prepared for its first smoke shape; the honest solution's outputs (equal
+    values in another order than the reference's) for a call on base 0 (normal) and one on base
+    1 (large_x)."""
+    problem = load_problem(SELECT)
+    plan = plan_shapes(problem, "cpu")[0][0]
+    in_dir, ref_dir = tmp_path / "in", tmp_path / "ref"
+    in_dir.mkdir()
+    ref_dir.mkdir()
+    oracle = Oracle()
+    request = {"problem_dir": str(SELECT), "device": "cpu", "shapes": [plan.message()]}
+    oracle.prepare({**request, "in_dir": str(in_dir), "ref_dir": str(ref_dir)})
+    spec = importlib.util.spec_from_file_location("select_honest", SELECT_HONEST)
+    honest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(honest)
+    init = torch.load(in_dir / f"init_{plan.id}.pt", weights_only=True)
+    model = honest.ModelNew(*init)
+    model.load_state_dict(torch.load(in_dir / f"state_{plan.id}.pt", weights_only=True))
+    bases = torch.load(in_dir / f"inputs_{plan.id}.pt", weights_only=True)
+    kept = []
+    for base, call in [(0, 5), (1, 6)]:
+        args = timing.vary(timing.fresh_copy(bases[base]), SEED, call)
+        kept.append((base, call, as_output_list(model(*args))))
+    return SimpleNamespace(
+        oracle=oracle, plan=plan, problem=problem, in_dir=in_dir, kept=kept, tmp=tmp_path
+    )
+
+
+def recheck_select(select, kept) -> dict:
+    path = select.tmp / "timed.pt"
+    torch.save({"kept": kept}, path)
+    request = {
+        "op": "recheck",
+        "shape": select.plan.message(),
+        "device": "cpu",
+        "inputs": str(select.in_dir / f"inputs_{select.plan.id}.pt"),
+        "seed": SEED,
+        "kept": str(path),
+        "tolerances": [select.problem.tolerance_for(d) for d in select.plan.dists],
+    }
+    return through_json(select.oracle.recheck)(request)["comparison"]
+
+
+def test_timed_indices_are_rechecked_up_to_ties_on_the_varied_inputs(select):
+    assert select.plan.dists == ["normal", "large_x", "ragged"]
+    comparison = recheck_select(select, select.kept)
+    assert comparison["correct"], comparison["errors"]
+    base, call, (values, indices, sums) = select.kept[0]
+    swapped = indices.clone()
+    swapped[0] = swapped[0].flip(0)  # varied inputs have no ties: the values no longer descend
+    comparison = recheck_select(select, [(base, call, [values, swapped, sums])])
+    assert comparison["errors"] == [
+        "output 1: the input's values at these indices: 2 element(s) outside atol+rtol"
+    ]
+
+
+def test_each_kept_call_is_held_to_its_base_distributions_tolerance(select):
+    """large_x (base 1) allows 1e-3 on out2, normal (base 0) 1e-5."""
+    off = [
+        (base, call, [values, indices, sums + 5e-4])
+        for base, call, (values, indices, sums) in select.kept
+    ]
+    assert recheck_select(select, off[1:2])["correct"]
+    comparison = recheck_select(select, off[:1])
+    assert not comparison["correct"] and comparison["errors"][0].startswith("output 2:")
