@@ -62,12 +62,36 @@ def expert_counts(rows: int, count: int) -> torch.Tensor:
     return counts
 
 
-def get_inputs():
-    rows = tokens * topk
-    counts = expert_counts(rows, experts)
+def ragged_counts(rows: int, count: int) -> torch.Tensor:
+    """Rows per expert at the routing's extremes: count // 8 experts empty as in expert_counts,
+    among them the last and, from two on, the first; one expert gets half of the rows beyond one
+    each; the others one row each plus an even random share of the rest."""
+    empty = count // 8
+    middle = torch.randperm(max(count - 2, 0))[: max(empty - 2, 0)] + 1
+    ends = torch.tensor([count - 1, 0][:empty], dtype=torch.long)
+    counts = torch.ones(count, dtype=torch.long)
+    counts[torch.cat([ends, middle])] = 0
+    busy = counts.nonzero().flatten()
+    rest = rows - busy.numel()
+    counts[busy[torch.randint(busy.numel(), (1,))]] += rest // 2
+    shares = torch.randint(busy.numel(), (rest - rest // 2,))
+    counts[busy] += torch.bincount(shares, minlength=busy.numel())
+    return counts
+
+
+def _routed(counts: torch.Tensor) -> list[torch.Tensor]:
     offsets = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(counts, 0)])
-    x = torch.randn(rows, hidden, dtype=torch.bfloat16)
+    x = torch.randn(tokens * topk, hidden, dtype=torch.bfloat16)
     return [x, offsets.int()]
+
+
+def get_inputs():
+    return _routed(expert_counts(tokens * topk, experts))
+
+
+def ragged_inputs():
+    """The `ragged` case of problem.yaml: get_inputs with ragged_counts' routing."""
+    return _routed(ragged_counts(tokens * topk, experts))
 
 
 def get_init_inputs():
