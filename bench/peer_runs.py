@@ -10,6 +10,17 @@ under `public/runs/<gpu>/<run>_solution.py.txt` and the peer's verdict and per-s
         do_bench, the engine's loop as it grades, the loop without its hold, do_bench over two
         input copies (what a solution keyed on input addresses pays for new inputs)
 
+    python bench/peer_runs.py grade --checkout PEER --problems DEST --out F.jsonl [--gpus 4]
+        [--until EPOCH] [--quick]
+        every published run graded by the engine in a fresh process (one worker per GPU, pinned
+        with CUDA_VISIBLE_DEVICES), then, for each one we grade correct, do_bench on the grade's
+        own inputs per shape; DEST holds the problems imported by
+        `python -m runners import-kernelbench-hard PEER --gpu h100 DEST` (imported if missing)
+
+    python bench/peer_runs.py report F.jsonl... --classes bench/peer_classes.json --out MD
+        the agreement report: per run the peer's verdict and peak fraction and ours, our reason,
+        engine / do_bench per shape, and each disagreement's class
+
 Results are JSON lines appended to --out; a run already there is skipped (resumable).
 """
 
@@ -18,7 +29,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -47,16 +61,16 @@ def published_runs(checkout: Path, gpu: str) -> list[dict[str, Any]]:
     return runs
 
 
-def python_part(text: str) -> str:
-    """The solution's Python, without sidecar files the peer appends after a marker line."""
-    index = text.find(SIDECAR_MARK)
-    if index < 0:
-        return text
-    head = text[:index].rstrip()
-    lines = head.splitlines()
-    while lines and set(lines[-1].strip()) <= {"#", "="}:  # the frame above the marker
-        lines.pop()
-    return "\n".join(lines) + "\n"
+def solution_folder(run: dict[str, Any], work: Path) -> Path:
+    """The run's published text as a solution folder: solution.py and any sidecar sources the
+    peer appended to it (runners.solution_files.split_sidecars)."""
+    from runners.solution_files import split_sidecars, write_solution_folder
+
+    source, sidecars = split_sidecars(Path(run["solution_path"]).read_text())
+    folder = work / run["run_id"]
+    shutil.rmtree(folder, ignore_errors=True)
+    write_solution_folder(folder, source, sidecars)
+    return folder
 
 
 def shapes_of(problem: Path) -> list[dict[str, int]]:
@@ -108,11 +122,9 @@ def command_timing(args: argparse.Namespace) -> None:
 def _time_run(problem: Path, solution_path: Path, args: argparse.Namespace) -> list[dict]:
     import torch
 
-    work = args.out.parent / "solutions" / solution_path.name.removesuffix(".txt")
-    work.parent.mkdir(parents=True, exist_ok=True)
-    work.write_text(python_part(solution_path.read_text()))
+    folder = solution_folder({"run_id": "timing", "solution_path": solution_path}, args.out.parent)
     reference = _import(problem / "reference.py", "reference")
-    solution = _import(work, "solution")
+    solution = _import(folder / "solution.py", "solution")
     rows = []
     for index, shape in enumerate(shapes_of(problem)):
         set_shape(reference, shape)
@@ -129,22 +141,31 @@ def _time_run(problem: Path, solution_path: Path, args: argparse.Namespace) -> l
     return rows
 
 
-def _variants(model: Any, inputs: list[Any]) -> dict[str, float]:
+def do_bench_both(model: Any, inputs: list[Any]) -> tuple[float, float]:
+    """do_bench's median in ms on `inputs`, and on two copies of them taken in turn."""
     import torch
     import triton.testing
+
+    from runners import timing
+
+    copies = [inputs, timing.fresh_copy(inputs)]
+    turn = iter(range(10**9))
+    with torch.no_grad():
+        plain = triton.testing.do_bench(lambda: model(*inputs), return_mode="median")
+        rotated = triton.testing.do_bench(
+            lambda: model(*copies[next(turn) % 2]), return_mode="median"
+        )
+    return plain, rotated
+
+
+def _variants(model: Any, inputs: list[Any]) -> dict[str, float]:
 
     from runners import performance, timing
 
     def call(args: list[Any]) -> Any:
         return model(*args)
 
-    with torch.no_grad():
-        bench = triton.testing.do_bench(lambda: call(inputs), return_mode="median")
-        copies = [inputs, timing.fresh_copy(inputs)]
-        turn = iter(range(10**9))
-        rotated = triton.testing.do_bench(
-            lambda: call(copies[next(turn) % 2]), return_mode="median"
-        )
+    bench, rotated = do_bench_both(model, inputs)
     row = {"do_bench_us": bench * 1e3, "do_bench_two_copies_us": rotated * 1e3}
     for name, hold in (("engine", performance.HOLD_TIMEOUT_US), ("engine_no_hold", 0.0)):
         settings = timing.Settings(
@@ -158,6 +179,421 @@ def _variants(model: Any, inputs: list[Any]) -> dict[str, float]:
         row[f"{name}_us"] = statistics.median(samples.event_ms) * 1e3
         row[f"{name}_host_us"] = statistics.median(samples.host_ms) * 1e3
     return {key: round(value, 2) for key, value in row.items()}
+
+
+# -- grading ------------------------------------------------------------------------------------
+# What a run's grade may take before the driver gives up on it (a grade's own limits are the
+# engine's; this guards the batch against a hung process).
+GRADE_TIMEOUT_S = 900
+DOBENCH_TIMEOUT_S = 600
+GRADE_ESTIMATE_S = 90  # no grade starts that would end past --until by this estimate
+
+
+def command_grade(args: argparse.Namespace) -> None:
+    """Every published run not yet in --out, graded by one worker thread per GPU."""
+    import queue
+    import threading
+
+    from runners.kernelbench_hard import slug_for
+
+    if not args.problems.is_dir():
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "runners",
+                "import-kernelbench-hard",
+                str(args.checkout),
+                "--gpu",
+                args.gpu,
+                str(args.problems),
+            ],
+            os.environ.copy(),
+            GRADE_TIMEOUT_S,
+        )
+    done = _done(args.out)
+    pending: queue.Queue = queue.Queue()
+    for run in published_runs(args.checkout, args.gpu):
+        if run["run_id"] not in done and (not args.only or args.only in run["run_id"]):
+            pending.put({**run, "slug": slug_for(run["problem"])})
+    lock = threading.Lock()
+
+    def worker(gpu: int) -> None:
+        while time.time() + GRADE_ESTIMATE_S < (args.until or float("inf")):
+            try:
+                run = pending.get_nowait()
+            except queue.Empty:
+                return
+            record = grade_run(run, gpu, args)
+            with lock:
+                _append(args.out, record)
+                print(_summary_line(record), flush=True)
+
+    threads = [threading.Thread(target=worker, args=(gpu,)) for gpu in range(args.gpus)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(f"{pending.qsize()} run(s) left for a later call", flush=True)
+
+
+def grade_run(run: dict[str, Any], gpu: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One run graded in a fresh engine process on `gpu`, then timed with do_bench if correct."""
+    work = args.out.parent
+    record = {key: run.get(key) for key in PEER_FIELDS} | {"gpu": gpu}
+    record["peer_ms"] = [shape.get("ms") for shape in run.get("shapes") or []]
+    try:
+        folder = solution_folder(run, work / "solutions")
+    except ValueError as exc:  # a publication we cannot split into files
+        return record | {"ours": {"verdict": "unreadable", "reason": str(exc)[:300]}}
+    record["sidecars"] = sorted(p.name for p in folder.iterdir() if p.name != "solution.py")
+    env = os.environ | {
+        "CUDA_VISIBLE_DEVICES": str(gpu),
+        "ARENA_EXTRA_PROBLEMS": str(args.problems),
+    }
+    result_path = work / "results" / f"{run['run_id']}.json"
+    result_path.parent.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable,
+        __file__,
+        "grade-one",
+        "--problem",
+        run["slug"],
+        "--solution",
+        str(folder),
+        "--json",
+        str(result_path),
+    ] + ["--quick"] * args.quick
+    started = time.perf_counter()
+    tail = _run(command, env, GRADE_TIMEOUT_S)
+    record["grade_s"] = round(time.perf_counter() - started, 1)
+    if not result_path.is_file():
+        return record | {"ours": {"verdict": "no_result", "reason": tail[-600:]}}
+    result = json.loads(result_path.read_text())
+    record["ours"] = digest(result)
+    if result["verdict"] == "ok":
+        bench_path = result_path.with_suffix(".do_bench.json")
+        command = [
+            sys.executable,
+            __file__,
+            "dobench-one",
+            "--problem",
+            run["slug"],
+            "--solution",
+            str(folder),
+            "--json",
+            str(bench_path),
+        ]
+        tail = _run(command, env, DOBENCH_TIMEOUT_S)
+        record["do_bench"] = (
+            json.loads(bench_path.read_text()) if bench_path.is_file() else {"error": tail[-600:]}
+        )
+    return record
+
+
+PEER_FIELDS = (
+    "run_id",
+    "problem",
+    "harness",
+    "model",
+    "correct",
+    "failure_reason",
+    "peak_fraction",
+    "annotation_verdict",
+)
+
+
+def digest(result: dict[str, Any]) -> dict[str, Any]:
+    """What the report needs of an EvaluationResult."""
+    gates = {gate["name"]: gate for gate in result["gates"]}
+    static = gates.get("static", {}).get("details", {})
+    performance = gates.get("performance", {}).get("details", {})
+    return {
+        "verdict": result["verdict"],
+        "reason": result["reason"][:600],
+        "score": result.get("score"),
+        "hidden_score": result.get("hidden_score"),
+        "failed_gate": next((g["name"] for g in result["gates"] if g["status"] == "fail"), None),
+        "flags": [flag["rule"] for flag in static.get("flags", [])],
+        "notes": {
+            key: performance[key] for key in ("hold_dropped", "aliased") if key in performance
+        },
+        "aliased_outputs": bool(
+            gates.get("correct_visible", {}).get("details", {}).get("aliased_outputs")
+        ),
+        "shapes": [
+            {
+                "name": shape_name(shape["set"], shape["index"]),
+                "set": shape["set"],
+                "correct": shape.get("correct"),
+                "median_us": (shape.get("time") or {}).get("median_us"),
+                "peak_fraction": shape.get("peak_fraction"),
+                "scored": shape.get("scored"),
+            }
+            for shape in result["shapes"]
+        ],
+        "cost": result.get("cost", {}),
+    }
+
+
+def shape_name(shape_set: str, index: int) -> str:
+    """As the pages name a shape ("visible 2", "held-out case 4")."""
+    return f"held-out case {index + 1}" if shape_set == "hidden" else f"{shape_set} {index + 1}"
+
+
+def _summary_line(record: dict[str, Any]) -> str:
+    ours = record["ours"]
+    peer = "correct" if record["correct"] else record["failure_reason"]
+    return (
+        f"{record['run_id'][:70]:70} gpu{record['gpu']} {record.get('grade_s', 0):6.0f}s "
+        f"peer {peer} {record['peak_fraction']} | ours {ours['verdict']} {ours.get('score')}"
+    )
+
+
+def _run(command: list[str], env: dict[str, str], timeout_s: float) -> str:
+    try:
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        return f"timed out after {timeout_s} s: {str(exc.stderr or '')[-400:]}"
+    return (done.stdout or "") + (done.stderr or "")
+
+
+def command_grade_one(args: argparse.Namespace) -> None:
+    """`python -m runners evaluate`, in this fresh process, without timing the reference (the
+    report needs no eager or compile line); --quick: compute-bound problems in 3 rounds and no
+    extra rounds (verdicts unchanged, medians a little less precise)."""
+    from runners import cli, performance
+
+    performance.Performance._baselines = lambda self, plan: None
+    if args.quick:
+        performance.COMPUTE_ROUNDS = 3
+        performance.MORE_ROUNDS = {"cuda": 1, "cpu": 1}
+    cli.main(
+        [
+            "evaluate",
+            "--problem",
+            args.problem,
+            "--solution",
+            str(args.solution),
+            "--device",
+            "cuda",
+            "--json",
+            str(args.json),
+        ]
+    )
+
+
+def command_dobench_one(args: argparse.Namespace) -> None:
+    """triton.testing.do_bench per shape on the grade's own inputs (the problem's seeds and
+    distributions, built as the reference process builds them), the median over the input sets
+    as a grade takes it; also over two copies of each input set taken in turn (what a solution
+    keyed on input addresses pays for inputs it has not seen)."""
+    import torch
+
+    from runners import oracle
+    from runners.plan import plan_shapes
+    from runners.problem import load_problem
+
+    problem = load_problem(args.problem)
+    reference_process = oracle.Oracle()
+    reference_process.problem = problem
+    reference_process.reference = _import(problem.path / "reference.py", "reference")
+    solution = _import(Path(args.solution) / "solution.py", "solution")
+    model_class = getattr(solution, "ModelNew", None) or solution.Model
+    visible, hidden = plan_shapes(problem, "cuda")
+    rows = []
+    for plan in visible + hidden:
+        model, init = reference_process._reference_model(plan.message(), "cuda")
+        init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
+        candidate = model_class(*init)
+        candidate.load_state_dict(model.state_dict(), strict=True)
+        candidate = candidate.to("cuda").eval()
+        each, rotated = [], []
+        for seed, distribution in zip(plan.seeds, plan.dists, strict=True):
+            inputs = oracle.grade_inputs(
+                reference_process.reference, seed, distribution, "cuda", problem.cases
+            )
+            plain, turned = do_bench_both(candidate, inputs)
+            each.append(plain)
+            rotated.append(turned)
+        rows.append(
+            {
+                "name": shape_name(plan.set, plan.index),
+                "do_bench_us": round(statistics.median(each) * 1e3, 2),
+                "do_bench_each_us": [round(v * 1e3, 2) for v in each],
+                "two_copies_us": round(statistics.median(rotated) * 1e3, 2),
+            }
+        )
+        del model, candidate
+        torch.cuda.empty_cache()
+    args.json.write_text(json.dumps({"shapes": rows}, indent=1))
+
+
+# -- the report -----------------------------------------------------------------------------------
+# Within this of do_bench on the grade's own inputs, a shape's engine time agrees (shapes of at
+# least TIMED_US; shorter calls are launch-bound, where the engine's hold keeps the host's launch
+# time out of the window by design).
+AGREE_WITHIN = 0.05
+TIMED_US = 50.0
+# Where our verdict and theirs differ, the class says whose it is: what the engine catches that
+# they publish as correct, a rule of ours (with why), their grading failing a solution we find
+# correct, or our bug (none may be left). bench/peer_classes.json holds the classes read from
+# the code of a run; the rest follow from the verdicts.
+CLASSES = {
+    "held_out_catch": "our held-out shapes catch a bug",
+    "stress_catch": "our input cases catch a bug",
+    "our_rule": "a rule of ours",
+    "environment": "the grading machine lacks what it builds with",
+    "peer_infrastructure": "their grading failed, not the solution",
+    "our_bug": "our bug",
+}
+
+
+def command_report(args: argparse.Namespace) -> None:
+    records = _latest(
+        [
+            json.loads(line)
+            for path in args.results
+            for line in path.read_text().splitlines()
+            if line
+        ]
+    )
+    classes = json.loads(args.classes.read_text()) if args.classes.is_file() else {}
+    for record in records:
+        record["class"], record["why"] = classify(record, classes.get(record["run_id"]))
+    args.out.write_text(render_report(records))
+    print(f"{len(records)} runs -> {args.out}")
+
+
+def _latest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per run, the last written (a run graded again replaces its earlier grade)."""
+    return sorted({r["run_id"]: r for r in records}.values(), key=lambda r: r["run_id"])
+
+
+def classify(record: dict[str, Any], manual: dict[str, str] | None) -> tuple[str, str]:
+    ours, theirs = record["ours"], bool(record["correct"])
+    agree = (ours["verdict"] == "ok") == theirs
+    if manual:
+        return manual["class"], manual["why"]
+    if agree:
+        return "agree", ""
+    if theirs and ours.get("failed_gate") == "correct_hidden":
+        return "held_out_catch", "visible shapes pass; a held-out shape fails"
+    if theirs and ours.get("failed_gate") == "static":
+        return "our_rule", ours["reason"]
+    return "our_bug", "unclassified: " + ours["reason"][:200]
+
+
+def render_report(records: list[dict[str, Any]]) -> str:
+    lines = [
+        "# The peer's published H100 runs, graded by Kernel Arena",
+        "",
+        "Generated by `bench/peer_runs.py report` from the JSON lines of `bench/peer_runs.py "
+        'grade` (commands, machine and engine in `docs/benchmarks.md`, "Peer runs").',
+        "",
+        *_summary(records),
+        "",
+        *_timing_section(records),
+        "",
+        "## Every run",
+        "",
+        "| run | problem | peer | ours | our reason | class |",
+        "|---|---|---|---|---|---|",
+    ]
+    for record in records:
+        ours = record["ours"]
+        peer = (
+            f"correct {record['peak_fraction']}" if record["correct"] else record["failure_reason"]
+        )
+        score = f" {ours['score']:.4f}" if isinstance(ours.get("score"), float) else ""
+        why = record["why"] or ""
+        lines.append(
+            f"| {record['model']} ({record['harness']}) | {record['problem']} | {peer} | "
+            f"{ours['verdict']}{score} | {_cell(ours['reason'], 160)} | "
+            f"{record['class']}{': ' + _cell(why, 160) if why and why != ours['reason'] else ''} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _summary(records: list[dict[str, Any]]) -> list[str]:
+    from collections import Counter
+
+    problems = sorted({r["problem"] for r in records})
+    correct = [r for r in records if r["correct"]]
+    static = [r for r in correct if r["ours"].get("failed_gate") == "static"]
+    counts = Counter(r["class"] for r in records)
+    lines = [
+        f"{len(records)} runs over {len(problems)} problems ({', '.join(problems)}); "
+        f"{len(correct)} published as correct, {len(static)} of them refused by our static gate.",
+        "",
+        "| class | runs |",
+        "|---|---:|",
+    ]
+    lines += [f"| {CLASSES.get(name, name)} | {count} |" for name, count in counts.most_common()]
+    lines += [
+        "",
+        "| problem | runs | peer correct | ours ok | agree |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for problem in problems:
+        rows = [r for r in records if r["problem"] == problem]
+        lines.append(
+            f"| {problem} | {len(rows)} | {sum(bool(r['correct']) for r in rows)} | "
+            f"{sum(r['ours']['verdict'] == 'ok' for r in rows)} | "
+            f"{sum(r['class'] == 'agree' for r in rows)} |"
+        )
+    return lines
+
+
+def _timing_section(records: list[dict[str, Any]]) -> list[str]:
+    """Engine median over do_bench's, per shape of at least TIMED_US, for every run we graded
+    correct; the shapes outside AGREE_WITHIN listed with the two-copies figure beside."""
+    ratios, outside = [], []
+    for record in records:
+        bench = {row["name"]: row for row in (record.get("do_bench") or {}).get("shapes", [])}
+        for shape in record["ours"].get("shapes", []):
+            row = bench.get(shape["name"])
+            if not row or not shape.get("median_us") or row["do_bench_us"] < TIMED_US:
+                continue
+            ratio = shape["median_us"] / row["do_bench_us"]
+            ratios.append(ratio)
+            if abs(ratio - 1) > AGREE_WITHIN:
+                outside.append((record, shape, row, ratio))
+    lines = [
+        "## Timing against do_bench",
+        "",
+        f"{len(ratios)} shapes of {TIMED_US:.0f} us or more in do_bench, over the runs graded "
+        f"correct: {sum(abs(r - 1) <= AGREE_WITHIN for r in ratios)} within "
+        f"{AGREE_WITHIN:.0%} of do_bench on the grade's own inputs.",
+    ]
+    if ratios:
+        lines.append(f"Median engine / do_bench: {statistics.median(ratios):.3f}.")
+    if outside:
+        lines += [
+            "",
+            "| run | shape | engine us | do_bench us | two copies us | engine / do_bench |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for record, shape, row, ratio in outside:
+            lines.append(
+                f"| {record['model']} {record['problem']} | {shape['name']} | "
+                f"{shape['median_us']:.1f} | {row['do_bench_us']:.1f} | {row['two_copies_us']:.1f} "
+                f"| {ratio:.3f} |"
+            )
+    return lines
+
+
+def _cell(text: str, limit: int) -> str:
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- files --------------------------------------------------------------------------------------
@@ -182,10 +618,38 @@ def main() -> None:
     timing_parser.add_argument("--problem", required=True)
     timing_parser.add_argument("--runs", nargs="*", default=[], help="run id substrings")
     timing_parser.add_argument("--out", type=Path, required=True)
+    grade = commands.add_parser("grade", help="every published run, graded and timed")
+    grade.add_argument("--checkout", type=Path, required=True)
+    grade.add_argument("--gpu", default="h100")
+    grade.add_argument("--problems", type=Path, required=True, help="the imported problems")
+    grade.add_argument("--out", type=Path, required=True)
+    grade.add_argument("--gpus", type=int, default=1, help="worker threads, one per GPU")
+    grade.add_argument("--until", type=float, help="start no grade past this epoch second")
+    grade.add_argument("--only", help="a run id substring")
+    grade.add_argument("--quick", action="store_true")
+    one = commands.add_parser("grade-one", help="(internal) one grade in this process")
+    dobench = commands.add_parser("dobench-one", help="(internal) do_bench on a grade's inputs")
+    for sub in (one, dobench):
+        sub.add_argument("--problem", required=True)
+        sub.add_argument("--solution", type=Path, required=True)
+        sub.add_argument("--json", type=Path, required=True)
+    one.add_argument("--quick", action="store_true")
+    report = commands.add_parser("report", help="the agreement report (markdown)")
+    report.add_argument("results", type=Path, nargs="+")
+    report.add_argument("--classes", type=Path, required=True)
+    report.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     started = time.perf_counter()
-    {"timing": command_timing}[args.command](args)
-    print(f"done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    handlers = {
+        "timing": command_timing,
+        "grade": command_grade,
+        "grade-one": command_grade_one,
+        "dobench-one": command_dobench_one,
+        "report": command_report,
+    }
+    handlers[args.command](args)
+    if args.command in ("timing", "grade"):
+        print(f"done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

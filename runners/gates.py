@@ -164,6 +164,8 @@ class Grading:
             comparison = self.compare(plan, reply, out)
             out.unlink(missing_ok=True)
             self._record(plan, comparison)
+            if reply.get("aliased") is True:  # one buffer returned by every call: said, allowed
+                gate.details["aliased_outputs"] = True
             if not comparison.correct:
                 failed.append(plan)
         gate.details["shapes"] = len(plans)

@@ -29,6 +29,10 @@ FLUSH_MIN_BYTES = 256 * 2**20
 # 5 processes on the H100; behind a fixed 200 us spin a call that takes 250 us to queue still
 # read 47 to 194 us (docs/benchmarks.md, "The hold kernel", "Timing protocol 4").
 HOLD_TIMEOUT_US = 5000.0
+# Static flags (runners.static_check) of solutions that run work on streams of their own: such
+# work could start during the flush or the hold, before the window opens, so their calls are
+# timed from an idle device and without a hold (runners.timing.Settings.idle_start).
+IDLE_START_FLAGS = frozenset({"side_stream"})
 # The warm-up of compute-bound problems (regimes other than "memory"): on the H100 the SM clock
 # runs a step or two higher for 0.2-0.3 s after the device idles (between shapes, say), and a
 # compute-bound call follows it (806 us after warming, 796 us before); memory-bound calls do not.
@@ -159,10 +163,17 @@ class Performance:
             flush_bytes=max(2 * l2, FLUSH_MIN_BYTES),
             spread_bytes=SPREAD_BYTES,
             hold_timeout_us=HOLD_TIMEOUT_US,
+            idle_start=self._own_streams(),
         )
         if self._follows_clock:
             settings.warmup_s = COMPUTE_WARMUP_S
         return settings
+
+    def _own_streams(self) -> bool:
+        """Whether the static gate flagged the solution for streams of its own."""
+        static = self.grading.result.gate("static")
+        flags = static.details.get("flags", []) if static else []
+        return any(isinstance(f, dict) and f.get("rule") in IDLE_START_FLAGS for f in flags)
 
     def _time_candidate(
         self, plan: ShapePlan, settings: Settings, rounds: list[list[float]], gate: GateResult
@@ -181,6 +192,9 @@ class Performance:
         problems += launches.launch_problems(reply, self.kernels)
         if reply.get("hold", "queue") != "queue":  # the fixed spin stood in: say why
             gate.details["hold_fallback"] = str(reply.get("hold_error"))[:300]
+        for note in ("hold_dropped", "aliased"):  # shapes timed so (runners.timing.Samples)
+            if reply.get(note) is True and plan.name not in gate.details.get(note, []):
+                gate.details.setdefault(note, []).append(plan.name)
         recheck = self.grading.recheck_timed(plan, reply, out, settings.vary_seed)
         out.unlink(missing_ok=True)
         if not recheck.correct:
