@@ -114,12 +114,15 @@ def _static(problem: Problem, solution: Path, gate: GateResult) -> None:
         max_bytes=MAX_SOLUTION_BYTES,
         category=problem.category,
     )
-    gate.details["hits"] = [
-        {"rule": h.rule, "line": h.line, "message": h.message} for h in report.hits
-    ]
+    # hits refuse; flags are idioms graded anyway, each naming the runtime check that covers it.
+    gate.details["hits"] = [hit.to_dict() for hit in report.hits]
+    gate.details["flags"] = [hit.to_dict() for hit in report.flags]
     if not report.ok:
         raise GateFailure(report.verdict, report.reason)
     gate.reason = "no static rule hit"
+    if report.flags:
+        rules = ", ".join(sorted({hit.rule for hit in report.flags}))
+        gate.reason = f"no refusing rule hit; flagged and graded with runtime checks: {rules}"
 
 
 def _run_gate(result: EvaluationResult, name: str, step) -> bool:

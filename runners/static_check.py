@@ -3,13 +3,20 @@
 Names are resolved through imports, assignments, attribute access and constant getattr, so an
 aliased forbidden op is caught where a text search would not be. The runtime checks stay
 authoritative; this gate catches the cheap and the obvious and names the rule and the line.
-Harmless calls stay allowed: torch.cuda.synchronize, torch.cuda.current_stream, load_inline.
+
+A hit either refuses the solution or flags it. REWARD_HACKS.md: refuse only what no runtime
+check can make safe. Idioms of careful kernel code that a runtime check covers (build variables,
+writes into the build folder, CUDA graphs, side streams) are flagged and graded; each flag's
+message names the check (FLAG_RULES), each refusal's reason says why (WHY). Harmless calls pass
+silently: torch.cuda.synchronize, torch.cuda.current_stream, load_inline, reading the
+environment, threading.Lock.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import fnmatch
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,8 +45,10 @@ MODULE_RULES: dict[str, tuple[str, ...]] = {
         "base64 binascii codecs marshal pickle _pickle zlib bz2 lzma gzip zipfile tarfile shelve"
         " dill cloudpickle torch.load builtins.bytes.fromhex builtins.bytearray.fromhex"
     ),
+    # Starting a thread; locks and thread-local storage start none.
     "threads": _words(
-        "threading _thread concurrent asyncio sched multiprocessing.dummy"
+        "threading.Thread threading.Timer threading._start_new_thread _thread.start_new_thread"
+        " _thread.start_new concurrent asyncio sched multiprocessing.dummy"
         " multiprocessing.pool.ThreadPool"
     ),
     "processes": _words(
@@ -51,10 +60,16 @@ MODULE_RULES: dict[str, tuple[str, ...]] = {
         " websocket websockets paramiko torch.hub torch.distributed"
     ),
     "file_write": _words(
-        "shutil tempfile torch.save numpy.save numpy.savez numpy.savetxt numpy.savez_compressed"
-        " os.remove os.unlink os.rename os.renames os.replace os.rmdir os.removedirs os.mkdir"
-        " os.makedirs os.write os.open os.truncate os.ftruncate os.chmod os.chown os.link"
-        " os.symlink os.mkfifo os.utime"
+        "shutil.copy* shutil.move shutil.rmtree shutil.make_archive shutil.unpack_archive"
+        " shutil.chown tempfile torch.save numpy.save numpy.savez numpy.savetxt"
+        " numpy.savez_compressed os.remove os.unlink os.rename os.renames os.replace os.rmdir"
+        " os.removedirs os.mkdir os.makedirs os.truncate os.chmod os.chown os.link os.symlink"
+        " os.mkfifo os.utime"
+    ),
+    # The candidate's replies to the engine leave through a pipe this process holds.
+    "reply_channel": _words(
+        "os.write os.writev os.pwrite os.pwritev os.open os.fdopen os.dup os.dup2 os.sendfile"
+        " os.ftruncate io.FileIO"
     ),
     "backend_mutation": _words(
         "torch.set_float32_matmul_precision torch.set_default_dtype torch.set_default_device"
@@ -63,16 +78,16 @@ MODULE_RULES: dict[str, tuple[str, ...]] = {
         " torch.cuda.set_sync_debug_mode torch.backends.*.enable_* torch.backends.*.flags"
         " torch.backends.*.preferred_*"
     ),
-    "custom_stream": _words(
-        "torch.cuda.Stream torch.cuda.stream torch.cuda.set_stream torch.cuda.ExternalStream"
-        " torch.cuda.streams torch.cuda.StreamContext torch.Stream torch.stream"
+    # Streams of the solution's own; entering one (torch.cuda.stream(s), s.cuda_stream) too.
+    "side_stream": _words(
+        "torch.cuda.Stream torch.cuda.streams torch.Stream torch.cuda.set_stream torch.set_stream"
+        " torch.cuda.ExternalStream torch.cuda.StreamContext"
     ),
     "cuda_graph": _words(
         "torch.cuda.CUDAGraph torch.cuda.graph torch.cuda.graphs torch.cuda.make_graphed_callables"
         " triton.testing.do_bench_cudagraph"
     ),
     "native_access": _words("ctypes _ctypes cffi mmap cuda torch.cuda.cudart"),
-    "environment": _words("os.environ os.environb os.getenv os.putenv os.unsetenv"),
     "signal": _words("signal faulthandler"),
     "exit": _words("sys.exit os._exit os.abort builtins.exit builtins.quit atexit"),
     # The harness itself (runners.launches counts the solution's kernel launches) and the
@@ -101,25 +116,103 @@ FILE_WRITE_METHODS = frozenset(
 )
 TENSOR_BASES = frozenset({"torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase"})
 SUBCLASS_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
-OPEN_FUNCTIONS = frozenset({"builtins.open", "io.open", "os.fdopen", "?.open"})
+OPEN_FUNCTIONS = frozenset({"builtins.open", "io.open", "?.open"})
+# Keywords of list.sort, which no torch op takes: `rows.sort(key=...)` is not Tensor.sort.
+LIST_SORT_KEYWORDS = frozenset({"key", "reverse"})
 
 # Rules over CUDA/C++ source strings handed to load_inline.
 NATIVE_SOURCE_MARKERS = ("__global__", "#include", "torch::")
 NATIVE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (rule, re.compile(pattern))
     for rule, pattern in (
-        ("custom_stream", r"\bcu(da)?StreamCreate\w*|\b(getStreamFromPool|setCurrentCUDAStream)\b"),
+        (
+            "side_stream",
+            r"\bcu(da)?StreamCreate\w*|\bgetStreamFrom(Pool|External)\b|\bsetCurrentCUDAStream\b"
+            r"|\bCUDAStreamGuard\b|\bcudaStreamPerThread\b",
+        ),
         ("cuda_graph", r"\bcudaStreamBeginCapture\b|\bcudaGraph(Launch|Instantiate)\w*"),
         ("l2_persistence", r"accessPolicyWindow|PersistingL2|\bcudaStreamSetAttribute\b"),
         ("threads", r"\bstd::(thread|async|jthread)\b|\bpthread_create\b"),
         ("processes", r"\b(fork|system|popen|execv\w*|execl\w*|kill)\s*\("),
         ("file_write", r"\bfopen\s*\(|\bofstream\b|\bfwrite\s*\("),
+        ("reply_channel", r"\bfdopen\s*\(|(?<![\w.>])(::)?\b(write|pwrite|writev|dup2?)\s*\("),
         ("patching", r"\b(dlsym|dlopen|cudaEventElapsedTime|mprotect|ptrace)\b|/proc/self"),
-        ("environment", r"\bgetenv\s*\(|\bsetenv\s*\("),
+        ("environment", r"\b(setenv|putenv|unsetenv)\s*\(\s*(\"(?P<name>[A-Za-z_]\w*))?"),
         ("signal", r"\bsignal\s*\(|\bsigaction\b"),
         ("network", r"\bsocket\s*\("),
     )
 )
+
+# Rules that flag and grade, with the runtime check that makes the idiom safe
+# (REWARD_HACKS.md: refuse only what no runtime check can make safe).
+FLAG_RULES: dict[str, str] = {
+    "build_environment": "graded: it changes only this process's environment, which starts from"
+    " the sandbox's allow-list; names that change what the grader measures are refused",
+    "file_write": "graded: the sandboxed process can write only in its own private working folder",
+    "cuda_graph": "graded: every timed call gets fresh, varied inputs and the last timed calls'"
+    " outputs are re-checked against the reference, so a replay on stale inputs fails",
+    "side_stream": "graded: its calls are timed from an idle device without the hold, so the"
+    " work of its streams falls in the timed window, and the device-wide synchronize after each"
+    " call exposes work still running (span check)",
+}
+
+# Why each refusing rule refuses, in words for the solution's author (the report's reason).
+WHY: dict[str, str] = {
+    "forbidden_op": "the problem asks for this operation to be written, not called",
+    "introspection": "frames, gc, globals and class internals reach the grader's objects in"
+    " this process",
+    "dynamic_code": "code built or loaded at run time is code this gate never read",
+    "encoded_payload": "encoded or pickled payloads hide code from this gate",
+    "obfuscation": "computed names hide from this gate what is called",
+    "threads": "a thread can keep launching GPU work after forward returns, past the timing's"
+    " synchronize, and no runtime check counts threads yet; start none (locks are fine)",
+    "processes": "another process runs GPU work in its own CUDA context, which the timing's"
+    " device-wide synchronize does not wait for; build with torch.utils.cpp_extension.load_inline"
+    " or load, which run nvcc and ninja themselves",
+    "network": "the sandbox has no network; a solution carries what it needs",
+    "reply_channel": "the engine's replies leave this process through a file descriptor, which"
+    " raw descriptors, /proc and /dev/fd reach and could forge; ordinary file writes are fine",
+    "backend_mutation": "a process-wide precision or algorithm switch changes every op, not the"
+    " solution's kernels; choose precision per op",
+    "environment": "variables that choose the device, the loader, the profiler or the precision"
+    " change what the grader measures; build settings (TORCH_CUDA_ARCH_LIST, MAX_JOBS,"
+    " CUDA_HOME, PATH, ...) set with a constant name are allowed",
+    "native_access": "raw native bindings bypass torch and can reach the timer; build native"
+    " code with torch.utils.cpp_extension",
+    "l2_persistence": "a persisting L2 window keeps data cached across the flush that every"
+    " timed call starts with",
+    "signal": "signal and fault handlers interrupt the engine's own code in this process",
+    "exit": "the process and its exit belong to the engine",
+    "patching": "the engine's timing, launch count and replies run in this process: assigning"
+    " to another module's attributes or importing the harness or the profiler could change them",
+    "tensor_subclass": "outputs must be plain tensors computed by the call, not objects that"
+    " compute later",
+}
+
+# Environment variables a solution may not set, each with why: they choose the device, the
+# loader, the profiler or the precision rather than how the solution builds. Every other name
+# (TORCH_CUDA_ARCH_LIST, TORCH_EXTENSIONS_DIR, MAX_JOBS, CUDA_HOME, CC, NVCC_*, PATH,
+# PYTORCH_CUDA_ALLOC_CONF, ...) only affects the candidate's own process and what it starts.
+PROTECTED_VARIABLES: tuple[tuple[str, str], ...] = (
+    ("CUDA_VISIBLE_DEVICES", "it chooses the GPUs this process sees"),
+    ("CUDA_DEVICE_ORDER", "it chooses which GPU this process runs on"),
+    ("CUDA_LAUNCH_BLOCKING", "it makes every launch synchronous, the timing's own included"),
+    ("CUDA_INJECTION64_PATH", "it loads a library into the CUDA driver that sees every call"),
+    ("NVTX_INJECTION64_PATH", "it loads a library into this process at the first NVTX call"),
+    ("KINETO_*", "it configures the profiler that the launch check reads"),
+    ("LD_*", "it chooses the shared libraries processes load; link with extra_ldflags instead"),
+    ("NVIDIA_TF32_OVERRIDE", "it is a process-wide precision switch"),
+    ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "it is a process-wide precision switch"),
+)
+ENVIRON_NAMES = frozenset({"os.environ", "os.environb"})
+ENVIRON_READS = frozenset(
+    _words("get copy items keys values __contains__ __getitem__ __iter__ __len__")
+)
+ENVIRON_WRITES = frozenset(_words("setdefault pop __setitem__ __delitem__"))
+STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.stream"})
+CURRENT_STREAMS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stream"})
+# /proc/self/fd and /dev/fd reach the reply pipe; /proc also other processes' files.
+DESCRIPTOR_PATHS = re.compile(r"^/proc/?$|/proc/|/dev/fd")
 
 # What a kernel-to-kernel category asks of a solution: a kernel in the track's language, so that a
 # library wrapper cannot stand in for the starter it was given.
@@ -139,15 +232,26 @@ class Hit:
     line: int
     message: str
 
+    @property
+    def severity(self) -> str:
+        """'flag' (recorded, graded) or 'refuse' (the verdict is forbidden)."""
+        return "flag" if self.rule in FLAG_RULES else "refuse"
+
     def to_dict(self) -> dict[str, object]:
         return {"rule": self.rule, "line": self.line, "message": self.message}
+
+
+def _hit(rule: str, line: int, what: str) -> Hit:
+    """A hit whose message, for a flag, also names the runtime check that makes it safe."""
+    return Hit(rule, line, f"{what}; {FLAG_RULES[rule]}" if rule in FLAG_RULES else what)
 
 
 @dataclass(frozen=True)
 class StaticReport:
     verdict: str | None
     reason: str
-    hits: list[Hit] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)  # the refusing ones
+    flags: list[Hit] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -182,15 +286,60 @@ def check_source(
         hit = Hit("syntax", line, message)
         return StaticReport(SYNTAX_VERDICT, f"line {line}: {message}", [hit])
     checker = _Checker(tree, tuple(forbidden))
-    hits = checker.run() + checker.category_hits(category)
-    return _rejected(hits) if hits else StaticReport(None, "", [])
+    found = checker.run() + checker.category_hits(category)
+    hits = [hit for hit in found if hit.severity == "refuse"]
+    flags = [hit for hit in found if hit.severity == "flag"]
+    return _rejected(hits, flags) if hits else StaticReport(None, "", [], flags)
 
 
-def _rejected(hits: list[Hit]) -> StaticReport:
+def native_source_hits(text: str, *, first_line: int = 1) -> list[Hit]:
+    """The refusing hits of NATIVE_RULES over CUDA/C++ text: a string constant handed to
+    load_inline (its lines counted from `first_line`), or a native source file beside the
+    solution (runners.solution_files), which holds no marker to look for."""
+    return [hit for hit in _native_hits(text, first_line) if hit.severity == "refuse"]
+
+
+def native_source_flags(text: str, *, first_line: int = 1) -> list[Hit]:
+    """The flags of NATIVE_RULES over the same text (graded, recorded)."""
+    return [hit for hit in _native_hits(text, first_line) if hit.severity == "flag"]
+
+
+def check_native_file(text: str) -> StaticReport:
+    """NATIVE_RULES over a native source file beside the solution (runners.solution_files),
+    reported as check_source reports solution.py; lines counted in that file."""
+    hits, flags = native_source_hits(text), native_source_flags(text)
+    return _rejected(hits, flags) if hits else StaticReport(None, "", [], flags)
+
+
+def _native_hits(text: str, first_line: int) -> list[Hit]:
+    hits = []
+    for rule, pattern in NATIVE_RULES:
+        for match in pattern.finditer(text):
+            line = first_line + text.count("\n", 0, match.start())
+            what = f"native source uses {match.group(0).strip()}"
+            if rule == "environment":
+                rule, what = _variable_rule(match.group("name"))
+                what = f"native source {what}"
+            hits.append(_hit(rule, line, what))
+    return hits
+
+
+def _variable_rule(name: str | None) -> tuple[str, str]:
+    """(rule, message) for changing the environment variable `name` (None: a computed name)."""
+    if name is None:
+        return "environment", "changes an environment variable whose name is computed"
+    for pattern, why in PROTECTED_VARIABLES:
+        if fnmatch.fnmatchcase(name, pattern):
+            return "environment", f"changes {name}: {why}"
+    return "build_environment", f"changes {name}"
+
+
+def _rejected(hits: list[Hit], flags: Sequence[Hit] = ()) -> StaticReport:
     first = hits[0]
+    why = f" ({WHY[first.rule]})" if first.rule in WHY else ""
     more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-    reason = f"line {first.line}: {first.message} [{first.rule}]{more}"
-    return StaticReport(FORBIDDEN_VERDICT, reason, hits)
+    reason = f"line {first.line}: {first.message} [{first.rule}]{why}{more}"
+    return StaticReport(FORBIDDEN_VERDICT, reason, hits, list(flags))
 
 
 def _matches(name: str, entry: str) -> bool:
@@ -229,6 +378,16 @@ def forbidden_op(name: str, forbidden: Sequence[str]) -> str | None:
     return None
 
 
+def _keyword(call: ast.Call, name: str) -> ast.AST | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _constant_text(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+        return node.value if isinstance(node.value, str) else node.value.decode(errors="replace")
+    return None
+
+
 class _Checker:
     def __init__(self, tree: ast.Module, forbidden: tuple[str, ...]):
         self.tree = tree
@@ -238,6 +397,7 @@ class _Checker:
         self.hits: dict[tuple[str, int, str], Hit] = {}
         # `torch.nn` inside `torch.nn.functional`: only the outermost name of a chain is checked.
         self.inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        self.parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
 
     def run(self) -> list[Hit]:
         self._collect_bindings()
@@ -293,7 +453,7 @@ class _Checker:
 
     def hit(self, rule: str, node: ast.AST, message: str) -> None:
         line = getattr(node, "lineno", 0)
-        self.hits.setdefault((rule, line, message), Hit(rule, line, message))
+        self.hits.setdefault((rule, line, message), _hit(rule, line, message))
 
     def _collect_bindings(self) -> None:
         for node in ast.walk(self.tree):
@@ -368,6 +528,8 @@ class _Checker:
                 self.hit("tensor_subclass", node, f"defines {node.name}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             self._check_native_source(node)
+            if DESCRIPTOR_PATHS.search(node.value):
+                self.hit("reply_channel", node, "names a path under /proc or /dev/fd")
 
     def _check_import(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.ImportFrom):
@@ -390,8 +552,22 @@ class _Checker:
             return
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
             self._check_store(node)
-        if id(node) not in self.inner:
+        if name in ENVIRON_NAMES:
+            self._check_environ(node, name)
+        if isinstance(node, ast.Attribute) and node.attr == "cuda_stream":
+            self._check_stream_entry(node.value, node, "hands native code the handle of")
+        if id(node) not in self.inner and not self._is_list_sort(node, name):
             self._check_name(name, node, "uses")
+
+    def _is_list_sort(self, node: ast.AST, name: str) -> bool:
+        """`rows.sort(key=...)` on an object of unknown type: list.sort, not Tensor.sort."""
+        call = self.parents.get(id(node))
+        return (
+            name.startswith(_UNKNOWN + ".")
+            and isinstance(call, ast.Call)
+            and call.func is node
+            and any(k.arg in LIST_SORT_KEYWORDS for k in call.keywords)
+        )
 
     def _check_name(self, name: str, node: ast.AST, verb: str) -> None:
         if name.startswith("?self."):
@@ -422,6 +598,11 @@ class _Checker:
             self.hit("obfuscation", node, f"{func} with a computed name")
         if func in OPEN_FUNCTIONS:
             self._check_open(node, func)
+        if func in STREAM_CONTEXTS:
+            stream = node.args[0] if node.args else _keyword(node, "stream")
+            self._check_stream_entry(stream, node, "runs work on")
+        elif func in ("os.putenv", "os.unsetenv"):
+            self._check_variable(node.args[0] if node.args else None, node)
         method = func.rsplit(".", 1)[-1]
         if func.startswith("?") and method in FILE_WRITE_METHODS:
             self.hit("file_write", node, f"calls .{method}()")
@@ -435,7 +616,81 @@ class _Checker:
         if kind != "getattr" and base is not None and not base.startswith("?"):
             self.hit("patching", node, f"{kind} on {base}")
 
+    def _check_environ(self, node: ast.AST, name: str) -> None:
+        """Reads of os.environ pass; writes name their variable (PROTECTED_VARIABLES refused,
+        others flagged); any other use is one whose writes the gate could not follow."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if not isinstance(parent.ctx, ast.Load):
+                self._check_variable(parent.slice, parent)
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            self._check_environ_method(parent, name)
+        elif not self._reads_environ(node, parent):
+            self.hit("environment", node, f"hands {name} on where its writes cannot be followed")
+
+    def _reads_environ(self, node: ast.AST, parent: ast.AST | None) -> bool:
+        """`X in os.environ`, `dict(os.environ)`, `{**os.environ}`, `env = os.environ` (an alias
+        whose own uses are checked)."""
+        if isinstance(parent, ast.Compare):
+            return node in parent.comparators and isinstance(parent.ops[0], ast.In | ast.NotIn)
+        if isinstance(parent, ast.Call):
+            return self.resolve(parent.func) == "builtins.dict" and node in parent.args
+        if isinstance(parent, ast.Dict):
+            return any(
+                key is None and value is node
+                for key, value in zip(parent.keys, parent.values, strict=True)
+            )
+        return isinstance(parent, ast.Assign) and all(
+            isinstance(t, ast.Name) for t in parent.targets
+        )
+
+    def _check_environ_method(self, attribute: ast.Attribute, name: str) -> None:
+        call = self.parents.get(id(attribute))
+        method = attribute.attr
+        if method in ENVIRON_READS:
+            return
+        if not (isinstance(call, ast.Call) and call.func is attribute):
+            self.hit("environment", attribute, f"uses {name}.{method} without calling it")
+        elif method in ENVIRON_WRITES:
+            self._check_variable(call.args[0] if call.args else None, call)
+        elif method == "update":
+            self._check_environ_update(call)
+        else:
+            self.hit("environment", call, f"calls {name}.{method}(), which the gate cannot follow")
+
+    def _check_environ_update(self, call: ast.Call) -> None:
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                self._check_variable(None, call)
+            else:
+                self._check_variable(ast.Constant(keyword.arg), call)
+        for arg in call.args:
+            if isinstance(arg, ast.Dict):
+                for key in arg.keys:
+                    self._check_variable(key, call)
+            else:
+                self._check_variable(None, call)
+
+    def _check_variable(self, key: ast.AST | None, node: ast.AST) -> None:
+        """Changing one environment variable: a constant name is a build setting unless
+        PROTECTED_VARIABLES lists it; a computed one cannot be told apart."""
+        rule, message = _variable_rule(_constant_text(key))
+        self.hit(rule, node, message)
+
+    def _check_stream_entry(self, stream: ast.AST | None, node: ast.AST, verb: str) -> None:
+        """Work on a stream other than the current one: flagged, so that the performance gate
+        times the solution from an idle device, where that work cannot start before the
+        window opens (runners.performance.IDLE_START_FLAGS)."""
+        if stream is None or (isinstance(stream, ast.Constant) and stream.value is None):
+            return
+        if isinstance(stream, ast.Call) and self.resolve(stream.func) in CURRENT_STREAMS:
+            return
+        self.hit("side_stream", node, f"{verb} stream {ast.unparse(stream)}")
+
     def _check_open(self, node: ast.Call, func: str) -> None:
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, int):
+            self.hit("reply_channel", node, f"opens file descriptor {first.value}")
         mode = node.args[1] if len(node.args) > 1 else None
         mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
         if func == "?.open":  # pathlib's Path.open(mode); other .open(...) calls pass
@@ -459,8 +714,5 @@ class _Checker:
         text = node.value
         if not any(marker in text for marker in NATIVE_SOURCE_MARKERS):
             return
-        for rule, pattern in NATIVE_RULES:
-            for match in pattern.finditer(text):
-                line = node.lineno + text.count("\n", 0, match.start())
-                message = f"native source uses {match.group(0).strip()}"
-                self.hits.setdefault((rule, line, message), Hit(rule, line, message))
+        for hit in _native_hits(text, node.lineno):
+            self.hits.setdefault((hit.rule, hit.line, hit.message), hit)

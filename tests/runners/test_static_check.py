@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from runners.problem import list_problems, load_problem
-from runners.static_check import check_source
+from runners.static_check import check_source, native_source_flags, native_source_hits
 
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
 SOFTMAX = load_problem("softmax").forbidden
@@ -126,6 +126,8 @@ INTEGRITY_CHEATS = {
     ],
     "threads": [
         "import threading\nthreading.Thread(target=print).start()",
+        "from threading import Timer",
+        "import _thread\n_thread.start_new_thread(print, ())",
         "from concurrent.futures import ThreadPoolExecutor",
         "import asyncio",
         "X = '''#include <thread>\nstd::thread t(work);'''",
@@ -146,33 +148,21 @@ INTEGRITY_CHEATS = {
         "from http import client",
         "import torch\nm = torch.hub.load('a', 'b')",
     ],
-    "file_write": [
-        "open('result.json', 'w').write('{}')",
-        "f = open('log', mode='a')",
-        "f = open('log', 'r' + 'w')",
-        "import os\nos.remove('x')",
-        "import shutil\nshutil.copy('a', 'b')",
-        "from pathlib import Path\nPath('x').write_text('PASS')",
-        "from pathlib import Path\nPath('x').open('wb')",
-        "import torch\ntorch.save({}, 'x.pt')",
-        "X = '''#include <cstdio>\nFILE* f = fopen(\"x\", \"w\");'''",
+    "reply_channel": [
+        "import os\nos.write(3, b'{}')",
+        "import os\nfd = os.open('out', os.O_WRONLY)",
+        "import os\nf = os.fdopen(3, 'w')",
+        "f = open(3, 'w')",
+        "f = open('/proc/self/fd/3', 'w')",
+        "import os\nf = open(f'/proc/{os.getpid()}/fd/3', 'w')",
+        "f = open('/dev/fd/3', 'w')",
+        "X = '''#include <unistd.h>\nint n = write(3, buf, 4);'''",
     ],
     "backend_mutation": [
         "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True",
         "import torch\ntorch.backends.cudnn.benchmark = True",
         "import torch\ntorch.set_float32_matmul_precision('medium')",
         "import torch\ntorch.backends.cuda.enable_flash_sdp(False)",
-    ],
-    "custom_stream": [
-        "import torch\ns = torch.cuda.Stream()",
-        "import torch\nwith torch.cuda.stream(s):\n    pass",
-        "import torch\ntorch.cuda.set_stream(s)",
-        "from torch.cuda import ExternalStream",
-        "X = '''#include <cuda_runtime.h>\ncudaStreamCreateWithFlags(&s, 1);'''",
-    ],
-    "cuda_graph": [
-        "import torch\ng = torch.cuda.CUDAGraph()",
-        "import torch\nwith torch.cuda.graph(g):\n    pass",
     ],
     "l2_persistence": [
         "X = '''#include <cuda_runtime.h>\nattr.accessPolicyWindow.num_bytes = n;'''",
@@ -183,10 +173,18 @@ INTEGRITY_CHEATS = {
         "import torch\nrt = torch.cuda.cudart()",
     ],
     "environment": [
-        "import os\nkey = os.environ['SECRET_KEY']",
-        "import os\nkey = os.getenv('SECRET_KEY')",
-        "from os import environ",
-        "X = '''#include <cstdlib>\nconst char* k = getenv(\"SECRET_KEY\");'''",
+        "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'",
+        "import os\nos.environ.setdefault('LD_PRELOAD', 'timer.so')",
+        "import os\nos.putenv('CUDA_LAUNCH_BLOCKING', '1')",
+        "import os\nos.environ.update(KINETO_USE_DAEMON='1')",
+        "import os\nos.environ.update({'NVIDIA_TF32_OVERRIDE': '1'})",
+        "import os\nos.environ.update(SETTINGS)",
+        "import os\nname = 'CUDA_' + 'VISIBLE_DEVICES'\nos.environ[name] = '1'",
+        "from os import environ\nenviron['LD_LIBRARY_PATH'] = '/tmp'",
+        "import os\nenv = os.environ\nenv['CUDA_INJECTION64_PATH'] = 'spy.so'",
+        "import os\ndef pick(env):\n    env['CUDA_VISIBLE_DEVICES'] = '1'\npick(os.environ)",
+        "X = '''#include <cstdlib>\nsetenv(\"CUDA_VISIBLE_DEVICES\", \"1\", 1);'''",
+        "X = '''#include <cstdlib>\nsetenv(name, \"1\", 1);'''",
     ],
     "signal": [
         "import signal\nsignal.signal(signal.SIGALRM, print)",
@@ -296,7 +294,7 @@ def test_non_utf8_source_is_rejected():
 
 
 def test_every_hit_is_reported_in_line_order():
-    source = "import subprocess\nimport threading\nexec('1')\n"
+    source = "import subprocess\nfrom threading import Thread\nexec('1')\n"
     report = check_source(source, forbidden=())
     assert [(h.rule, h.line) for h in report.hits] == [
         ("processes", 1),
@@ -381,3 +379,173 @@ def test_a_forbidden_op_is_named_before_the_category():
     report = category_report(source, "triton-to-triton")
     assert [hit.rule for hit in report.hits] == ["forbidden_op", "category"]
     assert "torch.softmax" in report.reason and report.reason.endswith("(and 1 more)")
+
+
+FORKED_AND_JOINED = """
+import torch
+
+
+class ModelNew:
+    def forward(self, x):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            y = x * 2
+        torch.cuda.current_stream().wait_stream(side)
+        return y
+"""
+
+# Idioms of careful kernel code that a runtime check makes safe: graded, with a flag.
+FLAGGED_IDIOMS = {
+    "build_environment": [
+        "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'",
+        "import os\nos.environ.setdefault('MAX_JOBS', '4')",
+        "import os\nos.environ.update({'CC': 'gcc', 'CXX': 'g++'}, NVCC_APPEND_FLAGS='-O3')",
+        "import os\nos.putenv('TORCH_EXTENSIONS_DIR', 'build')",
+        "import os\nos.environ['PATH'] = '/usr/local/cuda/bin:' + os.environ.get('PATH', '')",
+        "from os import environ\nenviron['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'",
+        "X = '''#include <cstdlib>\nsetenv(\"TRITON_CACHE_DIR\", \"cache\", 1);'''",
+    ],
+    "file_write": [
+        "open('build/kernel.cu', 'w').write(SOURCE)",
+        "f = open('log', mode='a')",
+        "import os\nos.makedirs('build', exist_ok=True)",
+        "import shutil\nshutil.rmtree('build', ignore_errors=True)",
+        "from pathlib import Path\nPath('build/k.cu').write_text(SOURCE)",
+        "import torch\ntorch.save({}, 'tuned.pt')",
+        "X = '''#include <cstdio>\nFILE* f = fopen(\"tuned.txt\", \"w\");'''",
+    ],
+    "cuda_graph": [
+        "import torch\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    y = f(x)",
+        "import torch\nf = torch.cuda.make_graphed_callables(f, (x,))",
+        "X = '''#include <cuda_runtime.h>\ncudaGraphLaunch(exec, stream);'''",
+    ],
+    "side_stream": [
+        FORKED_AND_JOINED,
+        "import torch\ns = torch.cuda.Stream()",
+        "import torch\nwith torch.cuda.stream(s):\n    pass",
+        "import torch\nlaunch(x, stream=s.cuda_stream)",
+        "import torch\ntorch.cuda.set_stream(s)",
+        "from torch.cuda import ExternalStream",
+        "X = '''#include <cuda_runtime.h>\ncudaStreamCreateWithFlags(&s, 1);'''",
+        "X = '''#include <ATen/cuda/CUDAContext.h>\nauto s = at::cuda::getStreamFromPool();'''",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("rule", "source"),
+    [(rule, source) for rule, sources in FLAGGED_IDIOMS.items() for source in sources],
+)
+def test_an_idiom_a_runtime_check_makes_safe_is_flagged_not_refused(rule, source):
+    report = check_source(source, forbidden=())
+    assert report.ok, report.reason
+    assert rule in {flag.rule for flag in report.flags}, report.flags
+    assert all(flag.severity == "flag" and "; graded: " in flag.message for flag in report.flags)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TORCH_CUDA_ARCH_LIST",
+        "TORCH_EXTENSIONS_DIR",
+        "MAX_JOBS",
+        "CUDA_HOME",
+        "TRITON_CACHE_DIR",
+        "CC",
+        "CXX",
+        "NVCC_APPEND_FLAGS",
+        "NVCC_PREPEND_FLAGS",
+        "PYTORCH_NVCC",
+        "PATH",
+    ],
+)
+def test_build_variables_pass(name):
+    report = check_source(f"import os\nos.environ[{name!r}] = 'x'", forbidden=())
+    assert report.ok and [flag.rule for flag in report.flags] == ["build_environment"]
+    assert f"changes {name};" in report.flags[0].message
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("CUDA_VISIBLE_DEVICES", "chooses the GPUs this process sees"),
+        ("CUDA_DEVICE_ORDER", "chooses which GPU"),
+        ("CUDA_LAUNCH_BLOCKING", "the timing's own included"),
+        ("CUDA_INJECTION64_PATH", "into the CUDA driver"),
+        ("NVTX_INJECTION64_PATH", "first NVTX call"),
+        ("KINETO_CONFIG", "the profiler that the launch check reads"),
+        ("LD_PRELOAD", "shared libraries"),
+        ("LD_LIBRARY_PATH", "link with extra_ldflags instead"),
+        ("NVIDIA_TF32_OVERRIDE", "precision switch"),
+        ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "precision switch"),
+    ],
+)
+def test_variables_that_change_what_the_grader_measures_are_refused_with_why(name, why):
+    report = check_source(f"import os\nos.environ.setdefault({name!r}, '1')", forbidden=())
+    assert report.verdict == "forbidden"
+    assert [hit.rule for hit in report.hits] == ["environment"]
+    assert f"changes {name}: " in report.reason and why in report.reason
+
+
+def test_reading_the_environment_and_taking_locks_pass_silently():
+    source = """
+import os
+import threading
+
+from os import environ
+
+LOCK = threading.Lock()
+ARCH = os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0")
+HOME = os.getenv("HOME")
+if "CUDA_HOME" in os.environ and "X" not in environ:
+    SEEN = dict(os.environ) | {**os.environ}
+NAMES = sorted(os.environ.keys())
+X = '''#include <cstdlib>
+const char* v = getenv("MAX_JOBS");'''
+"""
+    report = check_source(source, forbidden=())
+    assert (report.verdict, report.hits, report.flags) == (None, [], [])
+
+
+def test_every_stream_of_its_own_is_flagged_for_an_idle_start():
+    # runners.performance times a solution flagged side_stream from an idle device, without the
+    # hold, where work on its streams cannot start before the timed window opens (the rule's
+    # name is what runners.performance.IDLE_START_FLAGS looks for).
+    report = check_source(FORKED_AND_JOINED, forbidden=())
+    assert [(flag.rule, flag.line) for flag in report.flags] == [
+        ("side_stream", 7),
+        ("side_stream", 9),
+    ]
+    assert "stream side" in report.flags[1].message
+    assert "idle device without the hold" in report.flags[1].message
+
+
+def test_the_current_stream_passes_silently():
+    source = "import torch\nlaunch(x, torch.cuda.current_stream().cuda_stream)\n"
+    source += "with torch.cuda.stream(torch.cuda.current_stream()):\n    pass\n"
+    report = check_source(source, forbidden=())
+    assert (report.verdict, report.hits, report.flags) == (None, [], [])
+
+
+def test_a_refusal_says_why_and_a_flag_names_its_runtime_check():
+    source = "import torch\nimport subprocess\ng = torch.cuda.CUDAGraph()\n"
+    report = check_source(source, forbidden=())
+    assert report.reason.startswith("line 2: imports subprocess [processes] (another process")
+    assert "load_inline" in report.reason
+    (flag,) = report.flags
+    assert (flag.rule, flag.line, flag.severity) == ("cuda_graph", 3, "flag")
+    assert "re-checked against the reference" in flag.message
+    assert [hit.severity for hit in report.hits] == ["refuse"]
+
+
+def test_list_sort_with_a_key_is_not_tensor_sort():
+    forbidden = load_problem("topk").forbidden
+    assert rules("rows.sort(key=len)\nnames.sort(reverse=True)", forbidden) == set()
+    assert rules("y = x.sort(dim=-1)", forbidden) == {"forbidden_op"}
+
+
+def test_native_source_beside_the_solution_splits_hits_from_flags():
+    text = '#include <cstdio>\nFILE* f = fopen("t", "w");\nsetenv("LD_PRELOAD", p, 1);\n'
+    assert [(h.rule, h.line) for h in native_source_hits(text)] == [("environment", 3)]
+    assert [(h.rule, h.line) for h in native_source_flags(text)] == [("file_write", 2)]
