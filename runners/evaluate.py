@@ -12,7 +12,8 @@ from runners.gates import GateFailure, Grading
 from runners.performance import Performance
 from runners.problem import Problem, ProblemError, load_problem
 from runners.schema import GATE_NAMES, EvaluationResult, GateResult, Verdict
-from runners.static_check import check_source
+from runners.solution_files import SolutionFiles, SolutionFilesError, read_solution
+from runners.static_check import check_native_file, check_source
 
 MAX_SOLUTION_BYTES = 256 * 1024
 
@@ -62,13 +63,14 @@ def _grade(
     limits: sandbox.Limits | None,
     static: bool,
 ) -> None:
-    if not solution.is_file():
-        _fail(result, Verdict.MISSING_SOLUTION, f"no solution file at {solution.name}")
-        _skip_from(result, "static")
+    try:
+        files = read_solution(solution)
+    except SolutionFilesError as error:
+        _refuse_files(result, error)
         return
     if not static:
         result.gates.append(GateResult(name="static", status="skip", reason="disabled by caller"))
-    elif not _run_gate(result, "static", lambda gate: _static(problem, solution, gate)):
+    elif not _run_gate(result, "static", lambda gate: _static_files(problem, files, gate)):
         _skip_from(result, "build")
         return
     grading = Grading(
@@ -97,6 +99,39 @@ def _grade(
                 return
     finally:
         grading.close()
+
+
+def _refuse_files(result: EvaluationResult, error: SolutionFilesError) -> None:
+    """A missing solution.py skips every gate; a folder that breaks a file rule fails the static
+    gate, also when the caller turned the static rules off: its files are never copied."""
+    if error.verdict == Verdict.MISSING_SOLUTION:
+        _fail(result, error.verdict, error.reason)
+        _skip_from(result, "static")
+        return
+
+    def refuse(gate: GateResult) -> None:
+        raise GateFailure(error.verdict, error.reason, {"file": error.name})
+
+    _run_gate(result, "static", refuse)
+    _skip_from(result, "build")
+
+
+def _static_files(problem: Problem, files: SolutionFiles, gate: GateResult) -> None:
+    """The static rules over solution.py, then the native-source rules over each sidecar; a
+    sidecar's hits and flags carry its name."""
+    _static(problem, files.source, gate)
+    flags = gate.details.setdefault("flags", [])
+    for name, text in files.sidecar_texts.items():
+        report = check_native_file(text)
+        gate.details["hits"] += [{"file": name, **hit.to_dict()} for hit in report.hits]
+        flags += [{"file": name, **flag.to_dict()} for flag in report.flags]
+        if not report.ok:
+            raise GateFailure(report.verdict, f"{name} {report.reason}")
+    if files.sidecars:
+        gate.reason += f"; {len(files.sidecars)} native source(s) beside it checked"
+        flagged = sorted({f"{f['rule']} in {f['file']}" for f in flags if "file" in f})
+        if flagged:
+            gate.reason += f", flagged and graded: {', '.join(flagged)}"
 
 
 def gpu_only_message(problem: Problem) -> str:
