@@ -493,8 +493,11 @@ and `get_init_inputs`. {held_out}
 - `forward` takes `get_inputs()`'s tensors and returns what `Model.forward` returns, in fp32.
 - Tolerance: atol {TOLERANCE} and rtol {TOLERANCE} against the reference (KernelBench's own).
 - Score: speedup over the eager PyTorch reference (no roofline is known for this model).
-  Solutions are rejected for timer patching, threads, subprocesses, custom CUDA streams, file
-  writes, network access, `exec`/`eval` and introspection of the caller.
+- Solutions are rejected for timer patching, threads, subprocesses, network access, `exec`/`eval`,
+  loading native libraries with ctypes and introspection of the caller; CUDA graphs, your own CUDA
+  streams (joined before `forward` returns), build variables such as `TORCH_CUDA_ARCH_LIST` and
+  files written in your own folder are fine (a solution with its own streams is timed from an idle
+  device).
 - Run `python check.py` in this folder to compare your solution with the reference.
 """
 

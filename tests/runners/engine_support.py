@@ -1,5 +1,6 @@
 """Shared helpers for the engine's tests: a tiny problem, cheating solutions, short limits."""
 
+import re
 import threading
 from pathlib import Path
 
@@ -52,3 +53,10 @@ def grade_tiny(solution: str, *, static: bool = True, device: str = "cpu"):
 
 def gate_status(result) -> dict[str, str]:
     return {gate.name: gate.status for gate in result.gates}
+
+
+def solution_rules(prompt: str) -> str:
+    """A prompt's sentence on what the static gate refuses and what it grades, on one line."""
+    match = re.search(r"Solutions\s+are\s+(?:also\s+)?(rejected\s+for\s[^.]*\.)", prompt)
+    assert match, "the prompt states no rules for solutions"
+    return " ".join(match.group(1).split())

@@ -10,7 +10,7 @@ import re
 
 import pytest
 import torch
-from engine_support import HERE, run_bounded
+from engine_support import HERE, run_bounded, solution_rules
 
 from runners import hardware, scoring
 from runners.evaluate import evaluate
@@ -68,6 +68,17 @@ def smallest_hidden(problem) -> dict[str, int]:
 
 def test_the_deck_holds_the_warm_ups_the_hard_and_the_kernel_to_kernel_problems():
     assert {p.slug for p in list_problems()} == {"rmsnorm", "softmax", "row_sum", *HARD, *STARTED}
+
+
+def test_every_prompt_states_one_rule_on_what_is_refused_and_what_is_graded():
+    """Streams, graphs, build variables and own-folder writes are flagged and graded
+    (static_check.FLAG_RULES); every prompt says so in the same words."""
+    prompts = [(p.path / "PROMPT.md").read_text(encoding="utf-8") for p in list_problems()]
+    (rules,) = {solution_rules(prompt) for prompt in prompts}
+    refused, graded = rules.split("; ")
+    assert "threads, subprocesses" in refused and "streams" not in refused
+    assert "CUDA graphs, your own CUDA streams" in graded and "TORCH_CUDA_ARCH_LIST" in graded
+    assert "files written in your own folder are fine" in graded
 
 
 @pytest.mark.parametrize("slug", HARD)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from engine_support import HERE, run_bounded
+from engine_support import HERE, run_bounded, solution_rules
 
 from runners.evaluate import evaluate
 from runners.kernelbench import import_level
@@ -133,7 +133,10 @@ def test_an_imported_elementwise_file_loads_with_its_own_sizes_visible(imported)
     assert [shape["batch_size"] for shape in problem.hidden] == [1, 6144, 1024, 2, 4095]
     assert {shape["dim"] for shape in problem.hidden} == {8192, 16}
     assert {"edge", "scale-up", "scale-down", "alignment-stress"} == set(problem.hidden_cases)
-    assert "{{visible_shapes}}" in (problem.path / "PROMPT.md").read_text()
+    prompt = (problem.path / "PROMPT.md").read_text()
+    assert "{{visible_shapes}}" in prompt
+    deck_prompt = (load_problem("rmsnorm").path / "PROMPT.md").read_text()
+    assert solution_rules(prompt) == solution_rules(deck_prompt)
 
 
 def test_a_size_the_model_reads_itself_stays_fixed_and_derived_constants_follow(imported):
