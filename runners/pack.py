@@ -6,10 +6,14 @@ import json
 import shutil
 from pathlib import Path
 
+from runners.plan import plan_shapes
 from runners.problem import SHAPES_PLACEHOLDER, Problem
 from runners.schema import ProblemInfo
 
-CHECK_SCRIPT = Path(__file__).resolve().parent / "pack_check.py"
+ENGINE = Path(__file__).resolve().parent
+# The pack's scripts, copied as they are. The pack holds no engine package: check.py loads the
+# engine's own comparison from check_compare.py beside it (compare.py needs only torch).
+SCRIPTS = {"check.py": ENGINE / "pack_check.py", "check_compare.py": ENGINE / "compare.py"}
 
 
 class PackError(FileExistsError):
@@ -17,8 +21,8 @@ class PackError(FileExistsError):
 
 
 def write_pack(problem: Problem, dest: Path) -> list[Path]:
-    """Write PROMPT.md, reference.py, starter.py (if any), shapes.json and check.py into dest,
-    which must be missing or empty. Returns the written paths."""
+    """Write PROMPT.md, reference.py, starter.py (if any), shapes.json and the SCRIPTS into
+    dest, which must be missing or empty. Returns the written paths."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise PackError(f"{dest}: the pack needs a new or empty directory")
     dest.mkdir(parents=True, exist_ok=True)
@@ -26,7 +30,7 @@ def write_pack(problem: Problem, dest: Path) -> list[Path]:
         _write(dest / "PROMPT.md", render_prompt(problem)),
         _write(dest / "shapes.json", json.dumps(shapes_document(problem), indent=2) + "\n"),
         Path(shutil.copyfile(problem.path / "reference.py", dest / "reference.py")),
-        Path(shutil.copyfile(CHECK_SCRIPT, dest / "check.py")),
+        *(Path(shutil.copyfile(source, dest / name)) for name, source in SCRIPTS.items()),
     ]
     if problem.starter_path is not None:
         written.append(Path(shutil.copyfile(problem.starter_path, dest / "starter.py")))
@@ -50,14 +54,28 @@ def shapes_table(problem: Problem) -> str:
 
 
 def shapes_document(problem: Problem) -> dict[str, object]:
-    """What check.py needs: visible and smoke shapes, visible seeds and tolerances."""
+    """What check.py needs to check as grading does the shapes it shows: visible and smoke
+    shapes; the visible seeds and the distribution each draws (runners.plan); the cases among
+    those (scale, generator); per distribution the comparison rule of each output in order
+    (Problem.tolerance_for); the perturbed buffers. Nothing about held-out seeds: a
+    distribution only they draw is left out."""
+    distributions = plan_shapes(problem, "cuda")[0][0].dists
+    drawn = list(dict.fromkeys(distributions))
     return {
         "problem": problem.slug,
         "version": problem.version,
         "visible": problem.visible,
         "smoke": problem.smoke,
         "seeds": problem.seeds,
+        "distributions": distributions,
+        "cases": {
+            name: {"scale": case.scale, "generator": case.generator}
+            for name, case in problem.cases.items()
+            if name in drawn
+        },
         "outputs": problem.outputs,
+        "tolerances": {name: problem.tolerance_for(name) for name in drawn},
+        "perturb_buffers": list(problem.perturb_buffers),
     }
 
 

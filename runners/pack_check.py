@@ -3,12 +3,18 @@
     python check.py [--solution PATH] [--device cuda|cpu] [--shapes visible|smoke]
 
 On CPU the Triton interpreter runs the kernels (TRITON_INTERPRET=1) and the tiny smoke shapes are
-used. Prints one line per shape and seed, then PASS or FAIL; exits 1 on FAIL. This is a local aid:
-official grading adds shapes you are not shown, more input distributions, timing and integrity
-checks. Needs only torch and the standard library.
+used. It checks as official grading checks the shapes it shows you: each seed draws the input
+distribution shapes.json gives it (a built-in one, or a case of the problem: some inputs scaled,
+or drawn by a function of reference.py), the reference's parameters and the buffers named in
+perturb_buffers are moved off their initial values before your ModelNew loads them, and outputs
+are compared by check_compare.py, the grader's own comparison, with that distribution's
+tolerances (index outputs up to ties). Prints one line per shape and seed, then PASS or FAIL;
+exits 1 on FAIL. This is a local aid: official grading adds shapes and seeds you are not shown,
+timing and integrity checks. Needs only torch and the standard library.
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -17,6 +23,9 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The built-in input distributions, applied to every floating input as the grader's reference
+# process applies them (runners.oracle.apply_distribution; a test holds the two equal).
+BUILT_IN_DISTRIBUTIONS = ("normal", "large", "offset", "uniform", "small")
 
 
 def main(argv=None) -> int:
@@ -25,16 +34,14 @@ def main(argv=None) -> int:
     device = args.device or default_device()
     if device == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    import torch
-
     reference = load_module("reference", HERE / "reference.py")
     solution = load_module("solution", Path(args.solution).resolve())
     failures = 0
     for index, shape in enumerate(config[args.shapes or default_set(device)]):
-        for seed in config["seeds"]:
-            problem = check_case(torch, reference, solution, shape, seed, device, config)
-            label = " ".join(f"{name}={value}" for name, value in shape.items())
-            print(f"shape {index} ({label}) seed {seed}: {problem or 'ok'}", flush=True)
+        label = " ".join(f"{name}={value}" for name, value in shape.items())
+        for seed, distribution, problem in check_shape(reference, solution, shape, device, config):
+            print(f"shape {index} ({label}) seed {seed} {distribution}: {problem or 'ok'}")
+            sys.stdout.flush()
             failures += problem is not None
     print("PASS" if not failures else f"FAIL: {failures} case(s) failed")
     return 1 if failures else 0
@@ -62,67 +69,155 @@ def load_module(name: str, path: Path):
     sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def check_case(torch, reference, solution, shape, seed, device, config):
-    """None when the solution matches the reference on this shape and seed, else the reason."""
+@functools.cache
+def grader_comparison():
+    """runners/compare.py of the grading engine, which the pack holds as check_compare.py."""
+    return load_module("check_compare", HERE / "check_compare.py")
+
+
+def check_shape(reference, solution, shape, device, config) -> list[tuple[int, str, str | None]]:
+    """(seed, distribution, None or what is wrong) for each seed of the shape. Both models are
+    built once per shape, as the grader builds them."""
     for name, value in shape.items():
         setattr(reference, name, value)
-    torch.manual_seed(seed)
-    init = reference.get_init_inputs()
-    model = reference.Model(*init).to(device)
-    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in reference.get_inputs()]
+    draws = list(zip(config["seeds"], config["distributions"], strict=True))
+    model, init = reference_model(reference, config, device)
+    try:
+        candidate = solution.ModelNew(*init)
+        candidate.load_state_dict(model.state_dict(), strict=True)
+        candidate = candidate.to(device).eval()
+    except Exception:
+        why = failure()
+        return [(seed, distribution, why) for seed, distribution in draws]
+    results = []
+    for seed, distribution in draws:
+        inputs = draw_inputs(reference, seed, distribution, device, config["cases"])
+        rules = config["tolerances"][distribution]
+        results.append((seed, distribution, check_inputs(model, candidate, inputs, rules, device)))
+    return results
+
+
+def check_inputs(model, candidate, inputs, rules, device) -> str | None:
+    """None when the solution's outputs match the reference's on this input set, else why not."""
+    import torch
+
     with torch.no_grad():
-        expected = model(*[clone(torch, x) for x in inputs])
+        expected = output_list(model(*fresh(inputs)))
         try:
-            candidate = solution.ModelNew(*init).to(device)
-            candidate.load_state_dict(model.state_dict(), strict=True)
-            actual = candidate(*[clone(torch, x) for x in inputs])
+            actual = output_list(candidate(*fresh(inputs)))
             if device == "cuda":
                 torch.cuda.synchronize()
         except Exception:
-            return "error: " + traceback.format_exc(limit=-1).strip().splitlines()[-1]
-    return compare(torch, named_outputs(expected), named_outputs(actual), config["outputs"])
+            return failure()
+    compare = grader_comparison()
+    result = compare.Comparison()
+    compare.compare_call(result, expected, actual, rules, inputs)
+    if result.correct:
+        return None
+    if result.mismatches:  # worst_index is set with them
+        worst = f"max abs error {result.max_abs_err:.3g}, worst at {result.worst_index}"
+        return f"{result.error} ({worst})"
+    return result.error
 
 
-def clone(torch, value):
-    return value.clone() if isinstance(value, torch.Tensor) else value
+def reference_model(reference, config, device):
+    """The reference model and its init inputs as the grader's reference process builds them
+    (runners.oracle.Oracle._reference_model): under the shape's first seed, on the device, the
+    parameters and the buffers shapes.json names moved off their initial values."""
+    import torch
+
+    torch.manual_seed(config["seeds"][0])
+    with torch.device(device):
+        init = list(reference.get_init_inputs())
+        model = reference.Model(*init)
+        perturb(model, config["perturb_buffers"])
+    return model.to(device).eval(), [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
 
 
-def named_outputs(value) -> dict:
-    if isinstance(value, tuple | list):
-        return {f"out{i}": item for i, item in enumerate(value)}
-    return {"out": value}
+def perturb(model, buffer_names) -> None:
+    """runners.oracle.perturb_parameters: parameters, then the named floating buffers, moved by
+    +-25 % noise of their mean magnitude; fp8 ones widened, moved and rounded back."""
+    import torch
+
+    buffers = dict(model.named_buffers())
+    for name in buffer_names:
+        if name not in buffers:
+            raise SystemExit(f"shapes.json: perturb_buffers names {name!r}, a buffer Model lacks")
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *(buffers[name] for name in buffer_names)]:
+            if not tensor.is_floating_point():
+                continue
+            noise = torch.randn_like(tensor, dtype=torch.float32)
+            step = noise * 0.25 * tensor.float().abs().mean().clamp_min(0.1)
+            if tensor.element_size() == 1:
+                tensor.copy_((tensor.float() + step).to(tensor.dtype))
+            else:
+                tensor.add_(step.to(tensor.dtype))
 
 
-def compare(torch, expected: dict, actual: dict, tolerances: dict):
-    if expected.keys() != actual.keys():
-        return f"expected outputs {sorted(expected)}, got {sorted(actual)}"
-    for name, want in expected.items():
-        problem = compare_tensor(torch, want, actual[name], **tolerances[name])
-        if problem:
-            return f"{name}: {problem}"
-    return None
+def draw_inputs(reference, seed, distribution, device, cases) -> list:
+    """One input set as the grader draws it (runners.oracle.grade_inputs): get_inputs(), or the
+    case's generator, under the seed on the device; then the built-in distribution on every
+    floating input, or the case's factors on the inputs it names."""
+    import torch
+
+    case = cases.get(distribution, {})
+    if distribution not in BUILT_IN_DISTRIBUTIONS and not case:
+        raise SystemExit(
+            f"shapes.json: distribution {distribution!r} is neither built in nor a case"
+        )
+    torch.manual_seed(seed)
+    with torch.device(device):
+        generator = case.get("generator")
+        args = list(getattr(reference, generator)() if generator else reference.get_inputs())
+        if distribution in BUILT_IN_DISTRIBUTIONS:
+            args = [distribute(a, distribution) if is_float(a) else a for a in args]
+        for position, factor in case.get("scale", {}).items():
+            value = args[int(position)]
+            args[int(position)] = (value.float() * factor).to(value.dtype)
+    return [a.to(device) if isinstance(a, torch.Tensor) else a for a in args]
 
 
-def compare_tensor(torch, want, got, atol: float, rtol: float):
-    if type(got) is not torch.Tensor:
-        return f"expected a torch.Tensor, got {type(got).__name__}"
-    for attribute in ("shape", "dtype", "device"):
-        if getattr(got, attribute) != getattr(want, attribute):
-            return f"{attribute} {getattr(got, attribute)} != {getattr(want, attribute)}"
-    want, got = want.double(), got.double()
-    if not torch.isfinite(got).all() and torch.isfinite(want).all():
-        return "NaN or Inf in the output"
-    if not got.any() and want.any():
-        return "the output is all zeros"
-    error = (got - want).abs()
-    bad = error > atol + rtol * want.abs()
-    if bad.any():
-        return f"{int(bad.sum())} of {bad.numel()} elements off; max abs error {error.max():.3g}"
-    return None
+def distribute(tensor, name: str):
+    import torch
+
+    wide = tensor.float()
+    if name == "large":
+        wide = wide * 64.0
+    elif name == "offset":
+        wide = wide + 4.0
+    elif name == "small":
+        wide = wide * 1e-3
+    elif name == "uniform":
+        wide = torch.rand_like(wide) * 2.0 - 1.0
+    return wide.to(tensor.dtype)
+
+
+def is_float(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def fresh(args) -> list:
+    """Each side its own copy of the inputs, as in grading."""
+    import torch
+
+    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def output_list(out) -> list:
+    items = list(out) if isinstance(out, tuple | list) else [out]
+    return [item.detach() if hasattr(item, "detach") else item for item in items]
+
+
+def failure() -> str:
+    return "error: " + traceback.format_exc(limit=-1).strip().splitlines()[-1]
 
 
 if __name__ == "__main__":

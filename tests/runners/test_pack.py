@@ -1,31 +1,52 @@
+import ast
 import importlib.util
 import json
-import math
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+import torch
 
-from runners import pack, pack_check
-from runners.pack import PackError, problem_info, render_prompt, write_pack
-from runners.problem import SHAPES_PLACEHOLDER, load_problem
+from runners import pack_check
+from runners.oracle import Oracle, grade_inputs
+from runners.pack import PackError, problem_info, render_prompt, shapes_document, write_pack
+from runners.problem import BUILT_IN_DISTRIBUTIONS, SHAPES_PLACEHOLDER, list_problems, load_problem
 
-SOLUTIONS = Path(__file__).resolve().parent / "solutions"
+HERE = Path(__file__).resolve().parent
+SOLUTIONS = HERE / "solutions"
+SELECT = HERE / "problems" / "tiny_select"
 DECK = ("rmsnorm", "softmax", "row_sum")
+# check.py as an agent runs it, where the engine is not installed: `runners` cannot be imported.
+WITHOUT_ENGINE = (
+    "import runpy, sys; sys.modules['runners'] = None; sys.argv[0] = 'check.py'; "
+    "runpy.run_path('check.py', run_name='__main__')"
+)
 
 
 def run_check(pack: Path, solution: Path) -> subprocess.CompletedProcess:
     """check.py on CPU: the smoke shapes under the Triton interpreter."""
-    command = [sys.executable, "check.py", "--device", "cpu", "--solution", str(solution)]
-    return subprocess.run(command, cwd=pack, capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-c", WITHOUT_ENGINE, "--device", "cpu", "--solution", str(solution)]
+    return subprocess.run(command, cwd=pack, capture_output=True, text=True, timeout=180)
+
+
+def failed_distributions(result: subprocess.CompletedProcess) -> set[str]:
+    """The distributions of the input sets check.py reported wrong ("... seed 7 large_a: why")."""
+    lines = [line for line in result.stdout.splitlines() if line.startswith("shape ")]
+    return {line.split(": ", 1)[0].split()[-1] for line in lines if not line.endswith(": ok")}
 
 
 def test_pack_holds_the_workspace_files(tmp_path):
     written = write_pack(load_problem("softmax"), tmp_path / "pack")
-    names = ["PROMPT.md", "check.py", "reference.py", "shapes.json", "starter.py"]
+    names = [
+        "PROMPT.md",
+        "check.py",
+        "check_compare.py",
+        "reference.py",
+        "shapes.json",
+        "starter.py",
+    ]
     assert [p.name for p in written] == names
     assert sorted(p.name for p in (tmp_path / "pack").iterdir()) == names
 
@@ -53,6 +74,44 @@ def test_shapes_json_carries_visible_shapes_seeds_and_tolerances(tmp_path):
     assert document["seeds"] == problem.seeds
     assert document["outputs"] == problem.outputs
     assert document["version"] == problem.version
+
+
+def test_shapes_json_carries_each_seeds_distribution_its_cases_tolerances_and_buffers(tmp_path):
+    problem = load_problem(SELECT)
+    write_pack(problem, tmp_path / "pack")
+    document = json.loads((tmp_path / "pack" / "shapes.json").read_text())
+    assert document["distributions"] == ["normal", "large_x", "ragged"]
+    assert document["cases"] == {
+        "large_x": {"scale": {"0": 64.0}, "generator": None},
+        "ragged": {"scale": {}, "generator": "ragged_inputs"},
+    }
+    assert document["tolerances"] == {d: problem.tolerance_for(d) for d in problem.distributions}
+    assert document["tolerances"]["large_x"][2] == {"atol": 1e-3, "rtol": 1e-5}
+    assert document["perturb_buffers"] == ["scale"]
+
+
+def test_shapes_json_leaves_out_a_distribution_no_visible_seed_draws():
+    problem = load_problem("topk")  # four distributions, three seeds
+    document = shapes_document(problem)
+    assert document["distributions"] == list(problem.distributions[:3])
+    assert "offset" not in document["tolerances"]
+
+
+def test_the_pack_holds_the_engines_comparison_and_imports_only_torch_and_the_stdlib(tmp_path):
+    write_pack(load_problem("topk"), tmp_path / "pack")
+    packed = tmp_path / "pack" / "check_compare.py"
+    assert packed.read_bytes() == (HERE.parents[1] / "runners" / "compare.py").read_bytes()
+    for script in ("check.py", "check_compare.py"):
+        tree = ast.parse((tmp_path / "pack" / script).read_text())
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        tops = {name.split(".")[0] for name in imported if name}
+        assert tops - set(sys.stdlib_module_names) == {"torch"}, script
 
 
 def hidden_values(problem) -> set[int]:
@@ -110,16 +169,72 @@ def test_pack_accepts_an_existing_empty_directory(tmp_path):
         ("softmax", Path("starter.py")),
         ("row_sum", SOLUTIONS / "row_sum" / "honest.py"),
         ("row_sum", SOLUTIONS / "row_sum" / "hardcoded.py"),
+        ("topk", SOLUTIONS / "topk" / "ties_reversed.py"),
+        ("fp8_gemm", SOLUTIONS / "fp8_gemm" / "honest.py"),
+        ("moe_swiglu", SOLUTIONS / "moe_swiglu" / "honest.py"),
+        (SELECT, SOLUTIONS / "tiny_select" / "honest.py"),
     ],
     ids=lambda v: v if isinstance(v, str) else f"{v.parent.name}/{v.name}",
 )
 def test_check_script_passes_honest_solutions_under_the_interpreter(tmp_path, slug, solution):
+    """topk's control orders ties its own way; tiny_select's too, and its buffer is perturbed."""
     problem = load_problem(slug)
     write_pack(problem, tmp_path / "pack")
     result = run_check(tmp_path / "pack", solution)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-1] == "PASS"
     assert result.stdout.count(": ok") == len(problem.smoke) * len(problem.seeds)
+    for distribution in shapes_document(problem)["distributions"]:
+        assert f" {distribution}: ok" in result.stdout
+
+
+# fp8_gemm with a's values limited to +-24: right on normal, offset and uniform draws (|a| under
+# 14 + 4), wrong on large_a (a x32), as a kernel whose intermediates lose range would be.
+RANGE_LIMITED_FP8 = """
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, a, b, a_scale, b_scale):
+        a = a.float().clamp(-24.0, 24.0)
+        return ((a @ b.float().T) * a_scale * b_scale).to(torch.bfloat16)
+"""
+
+
+@pytest.mark.parametrize(
+    ("slug", "solution", "failing"),
+    [
+        ("topk", SOLUTIONS / "topk" / "lower_precision.py", None),
+        ("fp8_gemm", "range_limited.py", {"large_a"}),
+        ("moe_swiglu", SOLUTIONS / "moe_swiglu" / "balanced.py", None),
+        (SELECT, SOLUTIONS / "tiny_select" / "ignores_buffer.py", {"normal", "large_x", "ragged"}),
+        (SELECT, SOLUTIONS / "tiny_select" / "normal_only.py", {"large_x"}),
+        (SELECT, SOLUTIONS / "tiny_select" / "balanced.py", {"ragged"}),
+    ],
+    ids=[
+        "topk-lower_precision",
+        "fp8_gemm-range_limited",
+        "moe_swiglu-balanced",
+        "tiny_select-ignores_buffer",
+        "tiny_select-normal_only",
+        "tiny_select-balanced",
+    ],
+)
+def test_check_script_fails_wrong_solutions_on_the_input_sets_grading_fails_them(
+    tmp_path, slug, solution, failing
+):
+    """tiny_select's controls are each wrong only through one feature (a perturbed buffer, a
+    scaled case, a generated case): check.py fails them on that feature's input sets alone."""
+    if solution == "range_limited.py":
+        solution = tmp_path / solution
+        solution.write_text(RANGE_LIMITED_FP8)
+    write_pack(load_problem(slug), tmp_path / "pack")
+    result = run_check(tmp_path / "pack", solution)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith("FAIL")
+    assert "outside atol+rtol" in result.stdout
+    if failing is not None:
+        assert failed_distributions(result) == failing, result.stdout
 
 
 def test_check_script_fails_the_hardcoded_solution_off_its_shapes(tmp_path):
@@ -130,30 +245,92 @@ def test_check_script_fails_the_hardcoded_solution_off_its_shapes(tmp_path):
     shapes.write_text(json.dumps(document))
     result = run_check(tmp_path / "pack", SOLUTIONS / "row_sum" / "hardcoded.py")
     assert result.returncode == 1
-    assert "elements off" in result.stdout and result.stdout.splitlines()[-1].startswith("FAIL")
+    assert "outside atol+rtol" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("FAIL")
 
 
-def test_check_script_reports_a_crashing_solution():
-    import torch
+def packed_check(tmp_path: Path, slug: str):
+    """The pack's check.py imported in this process, reading its files from the pack."""
+    write_pack(load_problem(slug), tmp_path / "pack")
+    spec = importlib.util.spec_from_file_location("packed_check", tmp_path / "pack" / "check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    problem = load_problem("softmax")
-    spec = importlib.util.spec_from_file_location("softmax_ref", problem.path / "reference.py")
-    reference = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(reference)
-    broken = SimpleNamespace(ModelNew=torch.nn.Module)
-    config = pack.shapes_document(problem)
-    reason = pack_check.check_case(
-        torch, reference, broken, {"rows": 2, "cols": 3}, 0, "cpu", config
+
+def test_check_script_reports_a_crash_a_wrong_dtype_and_zeros_in_the_graders_words(tmp_path):
+    check = packed_check(tmp_path, "softmax")
+    inputs = [torch.randn(2, 3)]
+    rules = [{"atol": 1e-5, "rtol": 1e-5}]
+
+    def crashing(x):
+        raise NotImplementedError("no kernel yet")
+
+    def verdict(candidate):
+        return check.check_inputs(torch.nn.Softmax(-1), candidate, inputs, rules, "cpu")
+
+    assert verdict(crashing) == "error: NotImplementedError: no kernel yet"
+    assert verdict(lambda x: x.softmax(-1).double()) == (
+        "output 0: dtype torch.float64, expected torch.float32"
     )
-    assert reason.startswith("error: NotImplementedError")
+    assert "output 0: all zeros where the reference is not" in verdict(torch.zeros_like)
+    assert verdict(lambda x: x.softmax(-1)) is None
 
 
-def test_check_script_flags_wrong_dtype_and_zeros():
-    import torch
+def as_floats(values: list) -> list:
+    """Tensors widened to compare bitwise (fp8 and bf16 are exact in fp32), with their dtypes."""
+    return [(v.dtype, v.float()) if isinstance(v, torch.Tensor) else v for v in values]
 
-    want = {"out": torch.ones(3)}
-    tolerance = {"out": {"atol": 1e-5, "rtol": 1e-5}}
-    assert "dtype" in pack_check.compare(torch, want, {"out": torch.ones(3).half()}, tolerance)
-    assert "all zeros" in pack_check.compare(torch, want, {"out": torch.zeros(3)}, tolerance)
-    assert "NaN" in pack_check.compare(torch, want, {"out": torch.full((3,), math.nan)}, tolerance)
-    assert pack_check.compare(torch, want, {"out": torch.ones(3) + 1e-6}, tolerance) is None
+
+def same(left: list, right: list) -> bool:
+    pairs = zip(as_floats(left), as_floats(right), strict=True)
+    return all(
+        a[0] == b[0] and torch.equal(a[1], b[1]) if isinstance(a, tuple) else a == b
+        for a, b in pairs
+    )
+
+
+CPU_PROBLEMS = [p.path for p in list_problems() if p.smoke] + [SELECT]
+
+
+@pytest.mark.parametrize("folder", CPU_PROBLEMS, ids=lambda path: path.name)
+def test_check_script_draws_the_inputs_and_builds_the_model_the_reference_process_does(folder):
+    """check.py's copy of the reference process's drawing (runners.oracle: grade_inputs and
+    perturb_parameters through Oracle._reference_model), held bitwise equal on every smoke shape
+    and visible seed's distribution; both use the reference module's global RNG the same way."""
+    problem = load_problem(folder)
+    config = json.loads(json.dumps(shapes_document(problem)))  # as check.py reads it
+    oracle = Oracle()
+    oracle.problem = problem
+    oracle.reference = reference = import_reference(problem)
+    for shape in problem.smoke:
+        for name, value in shape.items():
+            setattr(reference, name, value)
+        plan = {"params": shape, "seeds": problem.seeds}
+        want, want_init = oracle._reference_model(plan, "cpu")
+        model, init = pack_check.reference_model(reference, config, "cpu")
+        assert same(init, want_init)
+        state, want_state = model.state_dict(), want.state_dict()
+        assert state.keys() == want_state.keys()
+        assert same(list(state.values()), list(want_state.values()))
+        for seed, distribution in zip(config["seeds"], config["distributions"], strict=True):
+            drawn = pack_check.draw_inputs(reference, seed, distribution, "cpu", config["cases"])
+            assert same(drawn, grade_inputs(reference, seed, distribution, "cpu", problem.cases))
+
+
+def test_check_script_applies_every_built_in_distribution_as_the_reference_process():
+    assert pack_check.BUILT_IN_DISTRIBUTIONS == BUILT_IN_DISTRIBUTIONS
+    reference = import_reference(load_problem("softmax"))
+    reference.rows, reference.cols = 3, 5
+    for distribution in BUILT_IN_DISTRIBUTIONS:
+        drawn = pack_check.draw_inputs(reference, 7, distribution, "cpu", {})
+        assert same(drawn, grade_inputs(reference, 7, distribution, "cpu"))
+
+
+def import_reference(problem):
+    spec = importlib.util.spec_from_file_location(
+        f"reference_{problem.slug}", problem.path / "reference.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
