@@ -60,7 +60,7 @@ def grade_flags(evaluation: Evaluation) -> list[Flag]:
     result = EvaluationResult.from_dict(evaluation.result)
     found = [_untrusted(evaluation, result), _faster_than_light(result), _near_roof(result)]
     found += [_large_speedup(result), _disagreement(result), _score_gap(result)]
-    found += [_static_hits(result), _timing_spread(result)]
+    found += [_static_flags(result), _timing_spread(result)]
     return [flag for flag in found if flag is not None]
 
 
@@ -115,14 +115,27 @@ def _score_gap(result: EvaluationResult) -> Flag | None:
     return _flag("score_gap", f"Held-out score {gap:.0%} below the visible score.")
 
 
-def _static_hits(result: EvaluationResult) -> Flag | None:
+def _static_flags(result: EvaluationResult) -> Flag | None:
+    """Idioms the static gate flagged and graded (side streams, CUDA graphs, build variables,
+    file writes): runtime checks cover them, and a reviewer may still want to read the lines."""
     gate = next((g for g in result.gates if g.name == "static"), None)
-    hits = (gate.details.get("hits") or []) if gate and gate.status == "pass" else []
-    if not hits:
+    flags = (gate.details.get("flags") or []) if gate and gate.status == "pass" else []
+    if not flags:
         return None
-    lines = [{"kind": "lines", "start": h.get("line"), "end": h.get("line")} for h in hits]
-    rules = ", ".join(sorted({str(h.get("rule")) for h in hits}))
-    return _flag("static_warnings", f"Static rules warned without failing: {rules}.", lines)
+    rules = ", ".join(sorted({str(f.get("rule")) for f in flags}))
+    evidence = []
+    for item in map(_flagged_line, flags):
+        if item not in evidence:
+            evidence.append(item)
+    message = f"Graded with idioms the static gate flags: {rules}."
+    return _flag("static_flags", message, evidence[:MAX_EVIDENCE])
+
+
+def _flagged_line(flag: dict) -> dict:
+    """A flag's line as line-range evidence; a native source's flag names its file."""
+    line = flag.get("line")
+    where = {"kind": "lines", "start": line, "end": line}
+    return (where | {"file": flag["file"]}) if flag.get("file") else where
 
 
 def _timing_spread(result: EvaluationResult) -> Flag | None:

@@ -37,7 +37,7 @@ HONEST = {
     "hidden_score": 0.38,
     "correct_visible": True,
     "correct_hidden": True,
-    "gates": [{"name": "static", "status": "pass", "details": {"hits": []}}],
+    "gates": [{"name": "static", "status": "pass", "details": {"hits": [], "flags": []}}],
     "shapes": [
         {
             "set": "visible",
@@ -94,8 +94,8 @@ def test_an_honest_grade_raises_no_flag():
         ({"hidden_score": 0.05}, "score_gap"),
         ({"shapes__0__time__p90_us": 180.0}, "timing_spread"),
         (
-            {"gates__0__details__hits": [{"rule": "threads", "line": 7, "message": "threading"}]},
-            "static_warnings",
+            {"gates__0__details__flags": [{"rule": "side_stream", "line": 7, "message": "s"}]},
+            "static_flags",
         ),
         (
             {
@@ -108,6 +108,46 @@ def test_an_honest_grade_raises_no_flag():
 )
 def test_each_flag_fires_on_its_crafted_grade(changes, code):
     assert flag_codes(crafted(**changes)) == {code}
+
+
+# The static gate's flags as the engine writes them: a native source's carry its file's name.
+STATIC_FLAGS = [
+    {"rule": "side_stream", "line": 12, "message": "creates a CUDA stream; graded: ..."},
+    {"rule": "cuda_graph", "line": 12, "message": "captures a CUDA graph; graded: ..."},
+    {"rule": "build_environment", "line": 3, "message": "sets TORCH_CUDA_ARCH_LIST; graded: ..."},
+    {"file": "kernel.cu", "rule": "side_stream", "line": 40, "message": "cudaStreamCreate"},
+]
+
+
+def test_static_flags_of_a_graded_solution_point_at_their_lines():
+    run = make_graded_run(published=True)
+    make_evaluation(run, result=crafted(gates__0__details__flags=STATIC_FLAGS))
+    integrity.refresh_grade_flags(run=Run.objects.get(pk=run.pk))
+    (flag,) = Run.objects.get(pk=run.pk).flags
+    assert flag["code"] == "static_flags"
+    assert "build_environment, cuda_graph, side_stream" in flag["message"]
+    assert flag["evidence"] == [
+        {"kind": "lines", "start": 12, "end": 12},
+        {"kind": "lines", "start": 3, "end": 3},
+        {"kind": "lines", "start": 40, "end": 40, "file": "kernel.cu"},
+    ]
+
+
+def test_the_run_page_links_static_flags_to_solution_and_native_source_lines(
+    client, django_assert_max_num_queries
+):
+    run = make_graded_run(published=True)
+    make_evaluation(run, result=crafted(gates__0__details__flags=STATIC_FLAGS))
+    integrity.refresh_grade_flags(run=Run.objects.get(pk=run.pk))
+    with django_assert_max_num_queries(7):  # as many as a run without flags
+        html = client.get(run.get_absolute_url()).content.decode()
+    assert "static flags" in html and 'href="#L-12"' in html
+    assert 'href="#kernel.cu-L-40">kernel.cu lines 40' in html
+
+
+def test_refusing_hits_on_a_failed_static_gate_raise_no_integrity_flag():
+    refused = {"name": "static", "status": "fail", "details": {"hits": STATIC_FLAGS[:1]}}
+    assert flag_codes(crafted(gates__0=refused, verdict="forbidden")) == set()
 
 
 def test_an_untrusted_grade_is_flagged():
