@@ -185,7 +185,7 @@ class Measure:
         from runners.problem import STARTER_CATEGORIES
 
         started = time.perf_counter()
-        model, inputs, expected = _prepare(reference, plan, self.device)
+        model, inputs, expected, rules = _prepare(problem, reference, plan, self.device)
         row: dict[str, Any] = {
             "set": plan.set,
             "index": plan.index,
@@ -201,13 +201,13 @@ class Measure:
         if self._compiles(plan):
             row["compile"] = self._compiled(model, inputs)
         if hasattr(reference, "Library") and self.device == "cuda":
-            row["library"] = self._library(reference, model, plan, inputs, expected, problem)
+            row["library"] = self._library(reference, model, plan, inputs, expected, rules)
         if problem.category in STARTER_CATEGORIES:
-            row["starter"] = self._starter(problem, reference, model, inputs, expected)
+            row["starter"] = self._starter(problem, reference, model, inputs, expected, rules)
             # None where the starter could not run: the engine then checks it itself.
             row["starter_correct"] = row["starter"].get("agreement", {}).get("correct")
         honest = _build(SOLUTIONS / problem.slug / "honest.py", reference, model, self.device)
-        row["honest"] = _check(honest, inputs, expected, problem)
+        row["honest"] = _check(honest, inputs, expected, rules)
         row["honest"]["time"] = self._time(honest, inputs)
         for name in controls:
             if plan.set == "hidden" and name != "hardcoded":
@@ -216,7 +216,7 @@ class Measure:
                 control = _build(
                     SOLUTIONS / problem.slug / f"{name}.py", reference, model, self.device
                 )
-                result = _check(control, inputs, expected, problem)
+                result = _check(control, inputs, expected, rules)
             except Exception as exc:  # a control that cannot even run has failed
                 control, result = None, {"correct": False, "error": repr(exc)[:300]}
             if not result["correct"]:
@@ -270,44 +270,45 @@ class Measure:
             stats["first_call_s"] = round(first_s, 2)
         return stats
 
-    def _library(self, reference, model, plan, inputs, expected, problem) -> dict[str, Any]:
+    def _library(self, reference, model, plan, inputs, expected, rules) -> dict[str, Any]:
         try:
             library = _build_library(reference, model, plan, self.device)
-            agreement = _check(library, inputs, expected, problem)
+            agreement = _check(library, inputs, expected, rules)
         except Exception as exc:
             return {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         stats = self._time(library, inputs) or {}
         return {**stats, "agreement": agreement}
 
-    def _starter(self, problem, reference, model, inputs, expected) -> dict[str, Any]:
+    def _starter(self, problem, reference, model, inputs, expected, rules) -> dict[str, Any]:
         """starter.py timed like a baseline, and whether it is right (as the engine judges)."""
         try:
             starter = _build(problem.starter_path, reference, model, self.device)
-            agreement = _check(starter, inputs, expected, problem)
+            agreement = _check(starter, inputs, expected, rules)
         except Exception as exc:  # a starter that cannot even build is recorded, not fatal
             return {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         stats = self._time(starter, inputs) or {}
         return {**stats, "agreement": agreement}
 
 
-def _prepare(reference, plan, device: str):
-    """The reference model and every seed's inputs and expected outputs, as the oracle makes
-    them (runners.oracle.Oracle._prepare_shape)."""
+def _prepare(problem, reference, plan, device: str):
+    """The reference model (its perturbed buffers too) and every seed's inputs (the problem's
+    cases among their distributions) and expected outputs, as the oracle makes them
+    (runners.oracle.Oracle._prepare_shape), with each input set's comparison rules."""
     import torch
 
     from runners import timing
     from runners.oracle import Oracle, as_output_list, grade_inputs
 
     oracle = Oracle()
-    oracle.reference = reference
+    oracle.reference, oracle.problem = reference, problem
     model, _ = oracle._reference_model(plan.message(), device)
     inputs, expected = [], []
     for seed, distribution in zip(plan.seeds, plan.dists, strict=True):
-        args = grade_inputs(reference, seed, distribution, device)
+        args = grade_inputs(reference, seed, distribution, device, problem.cases)
         with torch.no_grad():
             expected.append(as_output_list(model(*timing.fresh_copy(args))))
         inputs.append(args)
-    return model, inputs, expected
+    return model, inputs, expected, [problem.tolerance_for(d) for d in plan.dists]
 
 
 def _build(path: Path, reference, model, device: str):
@@ -341,8 +342,10 @@ def _build_library(reference, model, plan, device: str):
     return library.to(device).eval()
 
 
-def _check(candidate, inputs, expected, problem) -> dict[str, Any]:
-    """Correctness as the engine judges it, plus the share of the tolerance used per output."""
+def _check(candidate, inputs, expected, rules) -> dict[str, Any]:
+    """Correctness as the engine judges it (each input set under its own rules, from
+    `_prepare`), plus the share of the tolerance used per output position; an index output
+    compared up to ties has none (its values output's counts)."""
     import torch
 
     from runners import timing
@@ -350,16 +353,16 @@ def _check(candidate, inputs, expected, problem) -> dict[str, Any]:
     from runners.oracle import as_output_list
 
     comparison = Comparison()
-    names = sorted(problem.outputs)
-    tolerances = [problem.outputs[name] for name in names]
-    used = dict.fromkeys(names, 0.0)
+    used: dict[str, float] = {}
     try:
         with torch.no_grad():
-            for args, want in zip(inputs, expected, strict=True):
+            for args, want, rule in zip(inputs, expected, rules, strict=True):
                 got = as_output_list(candidate(*timing.fresh_copy(args)))
-                compare_call(comparison, want, got, tolerances)
-                for name, w, g, tol in zip(names, want, got, tolerances, strict=False):
-                    used[name] = max(used[name], _tolerance_used(w, g, tol))
+                compare_call(comparison, want, got, rule, args)
+                for position, (w, g, tol) in enumerate(zip(want, got, rule, strict=False)):
+                    if "ties" not in tol:  # named as the comparison's messages name it
+                        name, share = f"output {position}", _tolerance_used(w, g, tol)
+                        used[name] = max(used.get(name, 0.0), share)
     except Exception as exc:
         return {"correct": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
     return {

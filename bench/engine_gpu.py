@@ -180,7 +180,7 @@ def command_accuracy(args: argparse.Namespace) -> dict:
         model = model.cuda().eval()
         if args.inputs == "grade":
             pairs = zip(plan.seeds, plan.dists, strict=True)
-            bases = [grade_inputs(reference, seed, dist, "cuda") for seed, dist in pairs]
+            bases = [grade_inputs(reference, s, d, "cuda", problem.cases) for s, d in pairs]
             timed = bases
         else:
             bases = _seed_inputs(reference)
