@@ -1,5 +1,7 @@
-"""The engine's new counters on a GPU: caches keyed on addresses or contents, and kernels
-written but never run, each beside its honest control (tests/runners/solutions/runtime/).
+"""The engine's counters on a GPU: caches keyed on addresses or contents, kernels written but
+never run, stale graph replays, work left on a side stream, a solution rewriting itself, each
+beside its honest control (tests/runners/solutions/runtime/), among them the idioms the static
+gate flags rather than refuses (build variables, build folders, CUDA graphs, joined streams).
 
     python bench/cheats_gpu.py --out DIR
 
@@ -31,6 +33,15 @@ EXPECTED = {
     "kernel_unused": ("timing_rejected", "launched none of the solution's Triton kernels"),
     "kernel_unused_cuda": ("timing_rejected", "ran none of the solution's kernels"),
     "kernel_misnamed_cuda": ("timing_rejected", "ran none of the solution's kernels"),
+    # The idioms the static gate flags rather than refuses, and the cheats each still meets.
+    "honest_build_env": ("ok", ""),
+    "honest_build_folder": ("ok", ""),
+    "honest_cuda_graph": ("ok", ""),
+    "honest_side_stream": ("ok", ""),
+    "aliased_output": ("ok", ""),
+    "stale_graph_replay": ("timing_rejected", "outputs of timed calls are wrong"),
+    "side_stream": ("timing_rejected", "side streams"),
+    "rewrites_itself": ("forbidden", "rewrote its own solution.py"),
 }
 
 

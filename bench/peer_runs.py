@@ -194,7 +194,7 @@ def command_grade(args: argparse.Namespace) -> None:
     import queue
     import threading
 
-    from runners.kernelbench_hard import slug_for
+    from runners.kernelbench_hard.convert import slug_for
 
     if not args.problems.is_dir():
         _run(
@@ -213,12 +213,16 @@ def command_grade(args: argparse.Namespace) -> None:
         )
     done = _done(args.out)
     pending: queue.Queue = queue.Queue()
-    for run in published_runs(args.checkout, args.gpu):
-        if run["run_id"] not in done and (not args.only or args.only in run["run_id"]):
-            pending.put({**run, "slug": slug_for(run["problem"])})
+    runs = [r for r in published_runs(args.checkout, args.gpu) if r["run_id"] not in done]
+    runs = [r for r in runs if not args.only or args.only in r["run_id"]]
+    for run in sorted(runs, key=lambda r: _order(r, args.first)):
+        pending.put({**run, "slug": slug_for(run["problem"])})
     lock = threading.Lock()
 
+    delays = dict(_delay(text) for text in args.delay)
+
     def worker(gpu: int) -> None:
+        time.sleep(delays.get(gpu, 0.0))  # the GPU is busy with other work until then
         while time.time() + GRADE_ESTIMATE_S < (args.until or float("inf")):
             try:
                 run = pending.get_nowait()
@@ -235,6 +239,21 @@ def command_grade(args: argparse.Namespace) -> None:
     for thread in threads:
         thread.join()
     print(f"{pending.qsize()} run(s) left for a later call", flush=True)
+
+
+# Problems whose grades take minutes (their largest shapes move gigabytes per call) go last, so
+# a batch cut by its deadline has graded as many runs as it could.
+SLOW_PROBLEMS = ("06_sonic_moe_swiglu",)
+
+
+def _order(run: dict[str, Any], first: list[str]) -> tuple[bool, bool, str]:
+    early = any(key in run["run_id"] for key in first)
+    return (not early, run["problem"] in SLOW_PROBLEMS, run["run_id"])
+
+
+def _delay(text: str) -> tuple[int, float]:
+    gpu, seconds = text.split(":")
+    return int(gpu), float(seconds)
 
 
 def grade_run(run: dict[str, Any], gpu: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -271,6 +290,8 @@ def grade_run(run: dict[str, Any], gpu: int, args: argparse.Namespace) -> dict[s
         return record | {"ours": {"verdict": "no_result", "reason": tail[-600:]}}
     result = json.loads(result_path.read_text())
     record["ours"] = digest(result)
+    if result["verdict"] != "ok":  # the engine's staff log names held-out cases' errors
+        record["log_tail"] = tail[-3000:]
     if result["verdict"] == "ok":
         bench_path = result_path.with_suffix(".do_bench.json")
         command = [
@@ -326,6 +347,7 @@ def digest(result: dict[str, Any]) -> dict[str, Any]:
                 "name": shape_name(shape["set"], shape["index"]),
                 "set": shape["set"],
                 "correct": shape.get("correct"),
+                "error": shape.get("error"),
                 "median_us": (shape.get("time") or {}).get("median_us"),
                 "peak_fraction": shape.get("peak_fraction"),
                 "scored": shape.get("scored"),
@@ -368,14 +390,14 @@ def _run(command: list[str], env: dict[str, str], timeout_s: float) -> str:
 
 def command_grade_one(args: argparse.Namespace) -> None:
     """`python -m runners evaluate`, in this fresh process, without timing the reference (the
-    report needs no eager or compile line); --quick: compute-bound problems in 3 rounds and no
-    extra rounds (verdicts unchanged, medians a little less precise)."""
+    report needs no eager or compile line); --quick: one timing round, so one candidate process
+    (verdicts unchanged; a median from one process, less reproducible across grades)."""
     from runners import cli, performance
 
     performance.Performance._baselines = lambda self, plan: None
     if args.quick:
-        performance.COMPUTE_ROUNDS = 3
-        performance.MORE_ROUNDS = {"cuda": 1, "cpu": 1}
+        performance.TIMING_ROUNDS = performance.MORE_ROUNDS = {"cuda": 1, "cpu": 1}
+        performance.COMPUTE_ROUNDS = 1
     cli.main(
         [
             "evaluate",
@@ -392,7 +414,7 @@ def command_grade_one(args: argparse.Namespace) -> None:
 
 
 def command_dobench_one(args: argparse.Namespace) -> None:
-    """triton.testing.do_bench per shape on the grade's own inputs (the problem's seeds and
+    """triton.testing.do_bench per visible shape on the grade's own inputs (the problem's seeds and
     distributions, built as the reference process builds them), the median over the input sets
     as a grade takes it; also over two copies of each input set taken in turn (what a solution
     keyed on input addresses pays for inputs it has not seen)."""
@@ -408,9 +430,9 @@ def command_dobench_one(args: argparse.Namespace) -> None:
     reference_process.reference = _import(problem.path / "reference.py", "reference")
     solution = _import(Path(args.solution) / "solution.py", "solution")
     model_class = getattr(solution, "ModelNew", None) or solution.Model
-    visible, hidden = plan_shapes(problem, "cuda")
+    visible, _ = plan_shapes(problem, "cuda")
     rows = []
-    for plan in visible + hidden:
+    for plan in visible:
         model, init = reference_process._reference_model(plan.message(), "cuda")
         init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
         candidate = model_class(*init)
@@ -626,6 +648,12 @@ def main() -> None:
     grade.add_argument("--gpus", type=int, default=1, help="worker threads, one per GPU")
     grade.add_argument("--until", type=float, help="start no grade past this epoch second")
     grade.add_argument("--only", help="a run id substring")
+    grade.add_argument(
+        "--first", nargs="*", default=[], help="run id substrings: these runs are graded first"
+    )
+    grade.add_argument(
+        "--delay", nargs="*", default=[], help="GPU:SECONDS, a GPU that joins the batch later"
+    )
     grade.add_argument("--quick", action="store_true")
     one = commands.add_parser("grade-one", help="(internal) one grade in this process")
     dobench = commands.add_parser("dobench-one", help="(internal) do_bench on a grade's inputs")

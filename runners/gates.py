@@ -6,6 +6,7 @@ two processes); `runners.performance` times and scores what these gates passed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -20,6 +21,7 @@ from runners.compare import Comparison, compare_call, load_candidate_file
 from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
 from runners.problem import STARTER_CATEGORIES, Problem
 from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
+from runners.solution_files import SOLUTION_NAME, SolutionFiles, read_solution
 from runners.workers import Worker, WorkerDied, WorkerError, WorkerTimeout
 
 PREPARE_TIMEOUT_S = 900.0
@@ -91,6 +93,7 @@ class Grading:
         caps = sandbox.probe()
         self.folder = folder = RunFolder(uid=uid, sandboxed=caps.namespaces and caps.setpriv)
         solution = folder.add_solution(self.solution, self.problem)
+        self._graded_files = _file_digests(solution.parent, read_solution(self.solution))
         oracle_env = sandbox.child_env(_cache_home(), device=self.device)
         self.oracle = Worker(
             sandbox.python_argv(folder.harness, "runners.oracle"),
@@ -121,10 +124,25 @@ class Grading:
         """End the candidate process and start a fresh one, the solution imported and the first
         visible shape's model built in it; returns the seconds the new process took."""
         self.close_candidate()
+        self.check_files_unchanged()
         started = time.perf_counter()
         self._start_candidate()
         self._build_candidate(Verdict.RUNTIME_ERROR)
         return time.perf_counter() - started
+
+    def check_files_unchanged(self) -> None:
+        """The candidate owns its folder and may write there (build outputs), so it could also
+        rewrite solution.py or a sidecar: a fresh process would then import code the static gate
+        never read. Each restart first checks the files are the ones graded, and so does the
+        end of the timing."""
+        now = _file_digests(self.folder.cand, read_solution(self.solution))
+        changed = [name for name, digest in self._graded_files.items() if now[name] != digest]
+        if changed:
+            raise GateFailure(
+                Verdict.FORBIDDEN,
+                f"the solution rewrote its own {changed[0]} while it was graded: a fresh process "
+                "would import code the static gate did not read",
+            )
 
     def _build_candidate(self, verdict: str) -> dict:
         """Import the solution in the candidate process and build the first visible shape's
@@ -352,6 +370,17 @@ class Grading:
             self.oracle.close()
         if self.folder:
             self.folder.remove()
+
+
+def _file_digests(folder: Path, files: SolutionFiles) -> dict[str, str | None]:
+    """sha256 of solution.py and each sidecar as they are in `folder` (None: gone)."""
+    digests = {}
+    for name in (SOLUTION_NAME, *files.sidecars):
+        try:
+            digests[name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        except OSError:
+            digests[name] = None
+    return digests
 
 
 def _shape_result(plan: ShapePlan) -> ShapeResult:

@@ -167,6 +167,7 @@ class Oracle:
                 _generator(self.reference, name, case)
         for shape in request["shapes"]:
             self._prepare_shape(shape, request)
+        _release_device_memory(request["device"])
         library = hasattr(self.reference, "Library")
         return {"seconds": time.perf_counter() - started, "library": library}
 
@@ -238,10 +239,8 @@ class Oracle:
         try:
             comparison = self._compare_kept(request)
         finally:
-            if request["device"].startswith("cuda"):
-                # The candidate's outputs are gone with _compare_kept's frame; hand their
-                # memory back to the device, which the candidate's next round needs.
-                torch.cuda.empty_cache()
+            # The candidate's outputs are gone with _compare_kept's frame.
+            _release_device_memory(request["device"])
         return {"comparison": comparison.to_dict(), "seconds": time.perf_counter() - started}
 
     def _compare_kept(self, request: dict[str, Any]) -> Comparison:
@@ -337,6 +336,14 @@ def _check_outputs(problem: Problem, outputs: list[Any], args: list[Any]) -> Non
                 f"problem.yaml: outputs.{name}.ties.input is {ties.input}, not the position of "
                 f"a tensor among the reference's {len(args)} inputs"
             )
+
+
+def _release_device_memory(device: str) -> None:
+    """Hand the allocator's cached blocks back to the device, which the candidate process shares:
+    after preparing moe_swiglu-sized shapes the reference process held 38 GiB of cache, and a
+    candidate's timing then ran out of memory on an 80 GiB H100."""
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
 
 
 def _kept_calls(

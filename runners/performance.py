@@ -101,6 +101,7 @@ class Performance:
             varied = self._round(index, plans, settings, samples, gate)
             more.update({plan.name: more.get(plan.name, 0) + 1 for plan in plans})
         gate.details["more_rounds"] = more
+        self.grading.check_files_unchanged()
         if self.device == "cuda" and self.kernels.names:
             for plan in self.timed:
                 self._profile(plan, varied, gate)

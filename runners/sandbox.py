@@ -38,7 +38,9 @@ class Limits:
     timing_margin_s: float = 120.0  # beyond the timing cap, for one shape's timing request
     cpu_s: int = 3600
     data_bytes: int = 32 * 2**30
-    fsize_bytes: int = 4 * 2**30
+    # The candidate's outputs of a shape's input sets go to one file: moe_swiglu's largest
+    # shape with four input sets writes 4 GiB.
+    fsize_bytes: int = 16 * 2**30
     nproc: int = 1024
     nofile: int = 4096
 
@@ -95,6 +97,10 @@ def child_env(home: Path, *, device: str) -> dict[str, str]:
     env.update(
         PATH=minimal_path(),
         HOME=str(home),
+        # The sandbox's uid has no passwd entry: getpass.getuser() (torch's and Triton's cache
+        # paths) reads these first and would otherwise raise.
+        USER="arena",
+        LOGNAME="arena",
         TMPDIR=str(home),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",

@@ -380,9 +380,13 @@ class _CudaClock:
     pass the hold only at its timeout, and then reads slower than without it (a paged-attention
     decode calling `seq_lens.max().item()` read 231 us behind the hold, 128 us without it and
     105 us in do_bench on the H100; docs/peer_runs.md). The start event has then completed
-    before the host releases the hold: the clock drops the hold for the rest of the timing and
+    before the host releases the hold. A call may do that once for reasons of its own (the
+    allocator growing, a library loading a kernel module: both synchronize), so the clock drops
+    the hold only after WAITS_TO_DROP calls in a row did it, for the rest of the timing, and
     `restarted` says so once, so that no sample taken behind it is kept.
     """
+
+    WAITS_TO_DROP = 3
 
     def __init__(self, flush_bytes: int, hold_timeout_us: float = 0.0, idle_start: bool = False):
         self.flush = torch.empty(max(flush_bytes, 1), dtype=torch.uint8, device="cuda")
@@ -392,6 +396,7 @@ class _CudaClock:
         self.idle_start = idle_start
         self.dropped = False
         self._restart = False
+        self._waits = 0  # calls in a row that waited on the device
         self.start, self.end, self.after, self.mark, self.woke = (
             _Event(enable_timing=True) for _ in range(5)
         )
@@ -416,7 +421,8 @@ class _CudaClock:
                 passed = _query(self.start)  # the device is past the hold: the call waited
                 hold.release()
                 self.kind, self.hold_error = hold.kind, hold.error
-                if passed:
+                self._waits = self._waits + 1 if passed else 0
+                if self._waits >= self.WAITS_TO_DROP:
                     self.hold, self.dropped, self._restart = None, True, True
         _synchronize()
         host_ms = (_perf_counter() - host_start) * 1e3

@@ -147,3 +147,11 @@ def test_one_output_buffer_returned_by_every_call_is_compared_call_by_call():
     assert result.verdict == Verdict.OK, result.reason
     assert result.gate("correct_visible").details["aliased_outputs"] is True
     assert result.gate("performance").details["aliased"]
+
+
+def test_a_solution_that_rewrites_its_own_file_is_forbidden():
+    """File writes are allowed in the candidate's folder, which holds solution.py: replacing it
+    is caught before any fresh process could import it, and at the end of the timing."""
+    result = grade_tiny("rewrites_itself")
+    assert result.verdict == Verdict.FORBIDDEN, result.reason
+    assert "rewrote its own solution.py" in result.reason
