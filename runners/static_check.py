@@ -189,6 +189,20 @@ WHY: dict[str, str] = {
     " compute later",
 }
 
+# Modules whose attributes a solution may not assign (patching): the ones the engine's timing,
+# launch count and replies run through in the candidate process, torch's and the standard
+# library's core among them. Other modules' attributes are the solution's business: a
+# compatibility shim (`datetime.UTC = datetime.timezone.utc`) or the shape names of a module it
+# imported itself reach nothing of the engine's.
+ENGINE_MODULES = frozenset(
+    _words(
+        "torch triton numpy runners builtins sys os time math statistics json zipfile pickle io"
+        " struct errno stat re pathlib importlib collections dataclasses functools operator"
+        " typing types itertools contextlib copy weakref abc threading signal gc inspect"
+        " traceback ctypes warnings logging atexit subprocess socket select"
+    )
+)
+
 # Environment variables a solution may not set, each with why: they choose the device, the
 # loader, the profiler or the precision rather than how the solution builds. Every other name
 # (TORCH_CUDA_ARCH_LIST, TORCH_EXTENSIONS_DIR, MAX_JOBS, CUDA_HOME, CC, NVCC_*, PATH,
@@ -584,6 +598,8 @@ class _Checker:
         if base is None or base.startswith("?"):
             return
         target = f"{base}.{node.attr}"
+        if base.split(".")[0] not in ENGINE_MODULES:
+            return
         rule = "backend_mutation" if _matches(target, "torch.backends") else "patching"
         self.hit(rule, node, f"assigns to {target}")
 
@@ -613,8 +629,9 @@ class _Checker:
         if not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
             self.hit("obfuscation", node, f"{kind} with a computed attribute name")
         base = self.resolve(node.args[0])
-        if kind != "getattr" and base is not None and not base.startswith("?"):
-            self.hit("patching", node, f"{kind} on {base}")
+        if kind != "getattr" and base and not base.startswith("?"):
+            if base.split(".")[0] in ENGINE_MODULES:
+                self.hit("patching", node, f"{kind} on {base}")
 
     def _check_environ(self, node: ast.AST, name: str) -> None:
         """Reads of os.environ pass; writes name their variable (PROTECTED_VARIABLES refused,

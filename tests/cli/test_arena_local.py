@@ -33,7 +33,14 @@ def test_problems_local_lists_the_engines_deck(capsys):
 def test_pack_writes_the_agent_workspace(tmp_path, capsys):
     assert main(["pack", "softmax", str(tmp_path / "ws")]) == OK
     written = sorted(p.name for p in (tmp_path / "ws").iterdir())
-    assert written == ["PROMPT.md", "check.py", "reference.py", "shapes.json", "starter.py"]
+    assert written == [
+        "PROMPT.md",
+        "check.py",
+        "check_compare.py",
+        "reference.py",
+        "shapes.json",
+        "starter.py",
+    ]
 
 
 def test_pack_refuses_an_unknown_problem_and_a_full_folder(tmp_path, capsys):

@@ -549,3 +549,30 @@ def test_native_source_beside_the_solution_splits_hits_from_flags():
     text = '#include <cstdio>\nFILE* f = fopen("t", "w");\nsetenv("LD_PRELOAD", p, 1);\n'
     assert [(h.rule, h.line) for h in native_source_hits(text)] == [("environment", 3)]
     assert [(h.rule, h.line) for h in native_source_flags(text)] == [("file_write", 2)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a compatibility shim seen in a published fp8 kernel
+        "import datetime\nif not hasattr(datetime, 'UTC'):\n    datetime.UTC = datetime.timezone.utc",
+        # shape names set on a module the solution imported itself, as the peer's check.py does
+        "import reference\nreference.M = 4096",
+        "import einops\nsetattr(einops, 'CACHE', {})",
+    ],
+)
+def test_assigning_attributes_of_modules_the_engine_does_not_run_through_passes(source):
+    report = check_source(source, forbidden=SOFTMAX)
+    assert report.ok, report.reason
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy\nnumpy.median = lambda values: 0.0",
+        "import json\njson.dumps = lambda value: '{}'",
+        "import os.path\nos.path.exists = lambda path: True",
+    ],
+)
+def test_assigning_attributes_of_modules_the_engine_runs_through_is_patching(source):
+    assert "patching" in rules(source)
