@@ -49,6 +49,15 @@ class Comparison:
 MAX_PICKLE_BYTES = 1 << 20
 
 
+def release_device_memory(device: str) -> None:
+    """Hand the allocator's cached blocks back to the device, which the engine's three processes
+    share: after preparing moe-sized shapes the reference process held 38 GiB of cache and the
+    parent the candidate's outputs it had compared, and a candidate then ran out of memory on an
+    80 GiB H100."""
+    if device.startswith("cuda") and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
 def load_candidate_file(path: Path, map_location: Any = None) -> Any:
     """Open without following links and only if it is a regular file (the candidate owns it),
     and unpickle only plain tensors from a torch.save archive that `_check_archive` accepts."""

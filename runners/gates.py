@@ -17,7 +17,12 @@ from typing import Any
 import torch
 
 from runners import environment, hardware, sandbox, scoring, timing
-from runners.compare import Comparison, compare_call, load_candidate_file
+from runners.compare import (
+    Comparison,
+    compare_call,
+    load_candidate_file,
+    release_device_memory,
+)
 from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
 from runners.problem import STARTER_CATEGORIES, Problem
 from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
@@ -181,6 +186,7 @@ class Grading:
             reply = self.ask_candidate(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
             comparison = self.compare(plan, reply, out)
             out.unlink(missing_ok=True)
+            release_device_memory(self.device)  # the candidate's outputs, loaded where saved
             self._record(plan, comparison)
             if reply.get("aliased") is True:  # one buffer returned by every call: said, allowed
                 gate.details["aliased_outputs"] = True

@@ -19,7 +19,12 @@ import torch
 from torch.serialization import default_restore_location
 
 from runners import protocol, timing
-from runners.compare import Comparison, compare_call, load_candidate_file
+from runners.compare import (
+    Comparison,
+    compare_call,
+    load_candidate_file,
+    release_device_memory,
+)
 from runners.problem import BUILT_IN_DISTRIBUTIONS, Case, Problem, ProblemError, load_problem
 
 
@@ -167,7 +172,7 @@ class Oracle:
                 _generator(self.reference, name, case)
         for shape in request["shapes"]:
             self._prepare_shape(shape, request)
-        _release_device_memory(request["device"])
+        release_device_memory(request["device"])
         library = hasattr(self.reference, "Library")
         return {"seconds": time.perf_counter() - started, "library": library}
 
@@ -240,7 +245,7 @@ class Oracle:
             comparison = self._compare_kept(request)
         finally:
             # The candidate's outputs are gone with _compare_kept's frame.
-            _release_device_memory(request["device"])
+            release_device_memory(request["device"])
         return {"comparison": comparison.to_dict(), "seconds": time.perf_counter() - started}
 
     def _compare_kept(self, request: dict[str, Any]) -> Comparison:
@@ -336,14 +341,6 @@ def _check_outputs(problem: Problem, outputs: list[Any], args: list[Any]) -> Non
                 f"problem.yaml: outputs.{name}.ties.input is {ties.input}, not the position of "
                 f"a tensor among the reference's {len(args)} inputs"
             )
-
-
-def _release_device_memory(device: str) -> None:
-    """Hand the allocator's cached blocks back to the device, which the candidate process shares:
-    after preparing moe_swiglu-sized shapes the reference process held 38 GiB of cache, and a
-    candidate's timing then ran out of memory on an 80 GiB H100."""
-    if device.startswith("cuda"):
-        torch.cuda.empty_cache()
 
 
 def _kept_calls(
