@@ -516,11 +516,12 @@ def _latest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def classify(record: dict[str, Any], manual: dict[str, str] | None) -> tuple[str, str]:
     ours, theirs = record["ours"], bool(record["correct"])
-    agree = (ours["verdict"] == "ok") == theirs
-    if manual:
-        return manual["class"], manual["why"]
-    if agree:
+    if ours["verdict"] in UNGRADED:
+        return "our_bug", f"not graded ({ours['verdict']}): " + first_line(ours["reason"])[:200]
+    if (ours["verdict"] == "ok") == theirs:
         return "agree", ""
+    if manual:  # read from the run's code; only where the verdicts still disagree
+        return manual["class"], manual["why"]
     if theirs and ours.get("failed_gate") == "correct_hidden":
         return "held_out_catch", "visible shapes pass; a held-out shape fails"
     if theirs and ours.get("failed_gate") == "static":
@@ -668,10 +669,16 @@ def _cell(text: str, limit: int) -> str:
 
 
 # -- files --------------------------------------------------------------------------------------
+# Records of runs the batch could not grade (a publication it could not split, a grade that
+# left no result): graded again by the next call.
+UNGRADED = ("unreadable", "no_result")
+
+
 def _done(path: Path) -> set[str]:
     if not path.is_file():
         return set()
-    return {json.loads(line)["run_id"] for line in path.read_text().splitlines() if line}
+    records = [json.loads(line) for line in path.read_text().splitlines() if line]
+    return {r["run_id"] for r in records if r["ours"]["verdict"] not in UNGRADED}
 
 
 def _append(path: Path, record: dict[str, Any]) -> None:

@@ -130,8 +130,8 @@ def _compare_ties(
     inputs: Sequence[Any] | None,
 ) -> None:
     """An index output up to ties: an integer tensor like the reference's, whose indices select
-    from the input the expected values of the values output, within that output's tolerance.
-    Which of several equal values was picked does not count."""
+    from the input the expected values of the values output (exactly where they are copies,
+    `_selection_rule`). Which of several equal values was picked does not count."""
     if type(got) is torch.Tensor and (got.is_floating_point() or got.is_complex()):
         result.fail(f"output {position}: indices must be an integer tensor, got {got.dtype}")
         return
@@ -153,7 +153,20 @@ def _compare_ties(
             f"holds {tuple(values.shape)}: the problem's ties rule does not fit its reference"
         )
     label = f"output {position}: the input's values at these indices"
-    _compare_values(result, label, values, picked.to(values.device), rules[ties["values"]])
+    _compare_values(
+        result,
+        label,
+        values,
+        picked.to(values.device),
+        _selection_rule(picked, values, rules[ties["values"]]),
+    )
+
+
+def _selection_rule(picked: torch.Tensor, values: torch.Tensor, rule: dict[str, Any]) -> dict:
+    """Selected values of the values output's own dtype are copies of the input: held exact, so
+    that an index of a near tie (a value within the tolerance, not equal) does not pass for a
+    tie. Values of another dtype (a cast on the way out) keep the output's tolerance."""
+    return {"atol": 0.0, "rtol": 0.0} if picked.dtype == values.dtype else rule
 
 
 def _select(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from runners.compare import (
 from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
 from runners.problem import STARTER_CATEGORIES, Problem
 from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
-from runners.solution_files import SOLUTION_NAME, SolutionFiles, read_solution
+from runners.solution_files import MAX_SIDECAR_BYTES, SOLUTION_NAME, SolutionFiles, read_solution
 from runners.workers import Worker, WorkerDied, WorkerError, WorkerTimeout
 
 PREPARE_TIMEOUT_S = 900.0
@@ -383,10 +384,21 @@ def _file_digests(folder: Path, files: SolutionFiles) -> dict[str, str | None]:
     digests = {}
     for name in (SOLUTION_NAME, *files.sidecars):
         try:
-            digests[name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+            digests[name] = _regular_file_digest(folder / name)
         except OSError:
             digests[name] = None
     return digests
+
+
+def _regular_file_digest(path: Path) -> str | None:
+    """The candidate owns the folder: a link or a FIFO in place of the file is a change (read,
+    it could hang the parent or fill its memory), as is a file grown past the upload limit."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIDECAR_BYTES:
+            return None
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _shape_result(plan: ShapePlan) -> ShapeResult:

@@ -91,7 +91,8 @@ def _scale(args: list[Any], distribution: str, scale: Mapping[int, float]) -> li
                 f"problem.yaml: cases.{distribution}.scale: input {position} is {what}, "
                 "not a floating tensor"
             )
-        args[position] = (value.float() * factor).to(value.dtype)
+        wide = torch.float64 if value.dtype == torch.float64 else torch.float32
+        args[position] = (value.to(wide) * factor).to(value.dtype)
     return args
 
 

@@ -1,7 +1,9 @@
 """The request/reply loop run inside the engine's child processes (candidate and reference).
 
 Requests arrive as JSON lines on stdin; replies leave as JSON lines on a separate pipe, so what
-the candidate prints (stdout and stderr go to a log) never reaches the parent as a reply.
+the candidate prints (stdout and stderr go to a log) never reaches the parent as a reply. Each
+reply carries the nonce of its request, which the parent checks: a line the solution wrote to
+the pipe itself (its descriptor can be found; file writes are allowed) cannot pass for one.
 """
 
 from __future__ import annotations
@@ -45,11 +47,12 @@ def serve(handlers: dict[str, Handler], reply_fd: int) -> None:
         if not line:
             return
         request = json.loads(line)
+        nonce = request.pop("nonce", None)  # not handed on: no handler, no solution, sees it
         try:
             answer = {"ok": True, **handlers[request["op"]](request)}
         except BaseException as exc:  # the candidate's exit() and errors are results too
             answer = {"ok": False, "kind": classify(exc), "error": describe(exc)}
-        reply.write(json.dumps(answer) + "\n")
+        reply.write(json.dumps({**answer, "nonce": nonce}) + "\n")
         reply.flush()
 
 

@@ -40,6 +40,10 @@ MODULE_RULES: dict[str, tuple[str, ...]] = {
     "dynamic_code": _words(
         "builtins.exec builtins.eval builtins.compile builtins.__import__ importlib runpy code"
         " codeop imp pkgutil zipimport types.CodeType types.FunctionType"
+        # Where imports are found: the candidate can write files, so a path added here would
+        # import Python the gate never read.
+        " sys.path sys.meta_path sys.path_hooks sys.path_importer_cache site.addsitedir"
+        " site.addpackage site.main"
     ),
     "encoded_payload": _words(
         "base64 binascii codecs marshal pickle _pickle zlib bz2 lzma gzip zipfile tarfile shelve"
@@ -140,6 +144,11 @@ NATIVE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("environment", r"\b(setenv|putenv|unsetenv)\s*\(\s*(\"(?P<name>[A-Za-z_]\w*))?"),
         ("signal", r"\bsignal\s*\(|\bsigaction\b"),
         ("network", r"\bsocket\s*\("),
+        (
+            "dynamic_code",
+            r"\bPyRun_\w+|\bPy_CompileString\w*|\bPyImport_\w+|\bpy::(exec|eval)\b"
+            r"|\bmodule_?::import\b",
+        ),
     )
 )
 
@@ -200,6 +209,16 @@ ENGINE_MODULES = frozenset(
         " struct errno stat re pathlib importlib collections dataclasses functools operator"
         " typing types itertools contextlib copy weakref abc threading signal gc inspect"
         " traceback ctypes warnings logging atexit subprocess socket select"
+    )
+)
+
+# Modules that other modules re-export as attributes (`shutil.os`, `queue.threading`,
+# `triton.testing.torch`): a name reached through one is read from that module, so that
+# `shutil.os.system` is `os.system` to every rule.
+REEXPORTED_MODULES = frozenset(
+    _words(
+        "os sys subprocess threading _thread multiprocessing gc inspect importlib ctypes socket"
+        " time builtins torch triton numpy runpy pickle marshal"
     )
 )
 
@@ -518,6 +537,8 @@ class _Checker:
             if isinstance(base_node, ast.Name) and base_node.id in ("self", "cls"):
                 return f"?self.{attr}"
             return f"{_UNKNOWN}.{attr}"
+        if attr in REEXPORTED_MODULES and base.split(".")[0] != attr:
+            return attr
         return f"{base}.{attr}"
 
     def _is_constant_getattr(self, node: ast.Call) -> bool:
@@ -629,9 +650,9 @@ class _Checker:
         if not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
             self.hit("obfuscation", node, f"{kind} with a computed attribute name")
         base = self.resolve(node.args[0])
-        if kind != "getattr" and base and not base.startswith("?"):
-            if base.split(".")[0] in ENGINE_MODULES:
-                self.hit("patching", node, f"{kind} on {base}")
+        engine_module = base and not base.startswith("?") and base.split(".")[0] in ENGINE_MODULES
+        if kind != "getattr" and engine_module:
+            self.hit("patching", node, f"{kind} on {base}")
 
     def _check_environ(self, node: ast.AST, name: str) -> None:
         """Reads of os.environ pass; writes name their variable (PROTECTED_VARIABLES refused,

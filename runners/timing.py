@@ -279,7 +279,10 @@ def measure(
                 i += 1
                 started = _perf_counter()
                 continue
+            aliased = samples.aliased
             previous = _note_aliasing(samples, previous, out)
+            if samples.aliased and not aliased:  # seen only now: the kept outputs are this call's
+                samples.kept = []
             if samples.aliased:  # the next call overwrites these outputs: keep a copy
                 out = _copied(out)
             if launches:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -77,12 +78,20 @@ class Worker:
         self.buffer = b""
 
     def request(self, message: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
+        nonce = secrets.token_hex(16)
         try:
-            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+            self.proc.stdin.write(json.dumps({**message, "nonce": nonce}).encode() + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._raise_died()
-        return self._read_reply(time.monotonic() + timeout_s)
+        reply = self._read_reply(time.monotonic() + timeout_s)
+        if reply.pop("nonce", None) != nonce:
+            self.kill()
+            raise WorkerError(
+                "a reply not written by the engine (its nonce is not the request's): something "
+                "in the process wrote to the reply channel"
+            )
+        return reply
 
     def _read_reply(self, deadline: float) -> dict[str, Any]:
         while b"\n" not in self.buffer:

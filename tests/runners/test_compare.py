@@ -195,13 +195,24 @@ def test_a_wrong_values_output_fails_on_its_own_tolerance():
     assert result.errors == ["output 0: 4 element(s) outside atol+rtol"]
 
 
-def test_selected_values_are_held_to_the_values_output_tolerance():
+def test_a_near_tie_is_no_tie_however_loose_the_values_tolerance():
+    """Selected values of the values output's dtype are copies of the input: an index of 2.95
+    where 3.0 is expected is a wrong top-k, even where the values output may be off by 0.1."""
     row = torch.tensor([[3.0, 5.0, 2.95, 1.0]])
     want = [torch.tensor([[5.0, 3.0]]), torch.tensor([[1, 0]])]
     picks = [want[0], torch.tensor([[1, 2]])]  # 2.95 where 3.0 is expected
     loose = [{"atol": 0.1, "rtol": 0.0}, TIES[1]]
-    assert compare(want, picks, loose, inputs=[row]).correct
+    assert not compare(want, picks, loose, inputs=[row]).correct
     assert not compare(want, picks, TIES, inputs=[row]).correct
+
+
+def test_values_cast_on_the_way_out_keep_the_values_output_tolerance():
+    """Where the values output has another dtype than the input (a cast), the selected input
+    values differ from it by the cast's rounding: its tolerance applies."""
+    row = torch.tensor([[3.0001, 5.0, 2.0, 1.0]])
+    want = [torch.tensor([[5.0, 3.0001]]).half(), torch.tensor([[1, 0]])]
+    rules = [{"atol": 0.01, "rtol": 0.0}, TIES[1]]
+    assert compare(want, [want[0], torch.tensor([[1, 0]])], rules, inputs=[row]).correct
 
 
 def test_argmax_like_indices_with_the_dimension_reduced_away():

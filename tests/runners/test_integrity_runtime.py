@@ -155,3 +155,11 @@ def test_a_solution_that_rewrites_its_own_file_is_forbidden():
     result = grade_tiny("rewrites_itself")
     assert result.verdict == Verdict.FORBIDDEN, result.reason
     assert "rewrote its own solution.py" in result.reason
+
+
+def test_a_reply_forged_on_the_engines_pipe_is_refused():
+    """The solution writes a reply line of its own to the reply pipe: it lacks the request's
+    nonce, so the parent refuses it rather than take it for the engine's answer."""
+    result = grade_tiny("forges_reply", static=False)
+    assert result.verdict == Verdict.RUNTIME_ERROR, result.reason
+    assert "not written by the engine" in result.reason

@@ -576,3 +576,45 @@ def test_assigning_attributes_of_modules_the_engine_does_not_run_through_passes(
 )
 def test_assigning_attributes_of_modules_the_engine_runs_through_is_patching(source):
     assert "patching" in rules(source)
+
+
+@pytest.mark.parametrize(
+    ("source", "rule"),
+    [
+        ("import shutil\nshutil.os.system('nvcc --version')", "processes"),
+        ("import shutil\nshutil.os.write(5, b'{}')", "reply_channel"),
+        ("import shutil\nframe = shutil.sys._getframe(1)", "introspection"),
+        ("import queue\nqueue.threading.Thread(target=print).start()", "threads"),
+        ("import functorch\nfunctorch.torch.cuda.synchronize = lambda: None", "patching"),
+        ("import triton.testing\nv = triton.testing.torch.softmax", "forbidden_op"),
+    ],
+)
+def test_a_module_reached_through_another_modules_attribute_meets_its_own_rules(source, rule):
+    assert rule in rules(source)
+
+
+def test_a_stream_reached_through_a_reexported_torch_is_flagged():
+    report = check_source("import functorch\ns = functorch.torch.cuda.Stream()", forbidden=())
+    assert "side_stream" in {flag.rule for flag in report.flags}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import sys\nsys.path.insert(0, '/tmp/mine')\nimport helper",
+        "import sys\nsys.meta_path.append(object())",
+        "import site\nsite.addsitedir('/tmp/mine')",
+        "SRC = '''#include <Python.h>\\nvoid f() { PyRun_SimpleString(\"print(1)\"); }'''\n"
+        "from torch.utils.cpp_extension import load_inline",
+        "SRC = '''#include <torch/extension.h>\\nvoid f() { py::exec(\"x = 1\"); }'''\n"
+        "from torch.utils.cpp_extension import load_inline",
+    ],
+)
+def test_adding_where_imports_come_from_or_running_python_from_native_code_is_refused(source):
+    """The candidate may write files into its folder: a path added to the import system, or
+    Python run from native code, would run code the gate never read."""
+    assert "dynamic_code" in rules(source)
+
+
+def test_reading_the_site_packages_path_passes():
+    assert check_source("import site\nroot = site.getsitepackages()[0]", forbidden=()).ok
