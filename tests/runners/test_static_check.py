@@ -555,7 +555,8 @@ def test_native_source_beside_the_solution_splits_hits_from_flags():
     "source",
     [
         # a compatibility shim seen in a published fp8 kernel
-        "import datetime\nif not hasattr(datetime, 'UTC'):\n    datetime.UTC = datetime.timezone.utc",
+        "import datetime\nif not hasattr(datetime, 'UTC'):\n"
+        "    datetime.UTC = datetime.timezone.utc",
         # shape names set on a module the solution imported itself, as the peer's check.py does
         "import reference\nreference.M = 4096",
         "import einops\nsetattr(einops, 'CACHE', {})",
