@@ -255,3 +255,26 @@ def test_each_kept_call_is_held_to_its_base_distributions_tolerance(select):
     assert recheck_select(select, off[1:2])["correct"]
     comparison = recheck_select(select, off[:1])
     assert not comparison["correct"] and comparison["errors"][0].startswith("output 2:")
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn]
+)
+def test_perturbation_worked_in_place_moves_values_as_the_plain_formula(dtype):
+    """The reference process perturbs in place to save memory on large weights; the values are
+    those of `tensor + N(0, 1) * 0.25 * mean|tensor|` as one expression, bit for bit."""
+    from runners.oracle import _perturb
+
+    torch.manual_seed(3)
+    start = (torch.randn(257, 33) * 3).to(dtype)
+    torch.manual_seed(11)
+    noise = torch.randn_like(start, dtype=torch.float32)
+    step = noise * 0.25 * start.float().abs().mean().clamp_min(0.1)
+    if start.element_size() == 1:
+        expected = (start.float() + step).to(dtype)
+    else:
+        expected = start + step.to(dtype)
+    moved = start.clone()
+    torch.manual_seed(11)
+    _perturb(moved)
+    assert torch.equal(moved.view(torch.uint8), expected.view(torch.uint8))
