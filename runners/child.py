@@ -55,7 +55,7 @@ class Candidate:
                 pristine = timing.fresh_copy(args)
                 out = self._call(model, args)
                 plain = _plain_outputs(out, index, type_errors)
-                storages.append({o.untyped_storage().data_ptr() for o in plain if _sized(o)})
+                storages.append(timing.output_storages(plain))
                 outputs.append([None if o is None else o.clone() for o in plain])
                 if not all(_same(a, p) for a, p in zip(args, pristine, strict=True)):
                     mutated.append(index)
@@ -147,10 +147,6 @@ def _plain_outputs(out: Any, index: int, type_errors: list[str]) -> list[Any]:
             type_errors.append(f"call {index} output {position} is {_type(item).__qualname__}")
             plain.append(None)
     return plain
-
-
-def _sized(value: Any) -> bool:
-    return value is not None and value.numel() > 0
 
 
 def _same(after: Any, before: Any) -> bool:

@@ -318,7 +318,7 @@ def _restarted(samples: Samples) -> Samples:
 def _note_aliasing(samples: Samples, previous: set[int], out: Any) -> set[int]:
     """Mark `samples.aliased` where `out` lives where the previous call's outputs did; returns
     where `out` lives."""
-    current = _storages(out)
+    current = output_storages(out)
     samples.aliased = samples.aliased or bool(current & previous)
     return current
 
@@ -327,7 +327,7 @@ def _outputs(out: Any) -> list[Any]:
     return list(out) if isinstance(out, tuple | list) else [out]
 
 
-def _storages(out: Any) -> set[int]:
+def output_storages(out: Any) -> set[int]:
     """Where a call's tensor outputs live (their storages' addresses; empty ones left out)."""
     return {
         o.untyped_storage().data_ptr()
