@@ -17,6 +17,11 @@ under `public/runs/<gpu>/<run>_solution.py.txt` and the peer's verdict and per-s
         own inputs per shape; DEST holds the problems imported by
         `python -m runners import-kernelbench-hard PEER --gpu h100 DEST` (imported if missing)
 
+    python bench/peer_runs.py clocks --checkout PEER --problems DEST --run ID --json F.json
+        [--shapes 3,4]
+        a long call timed by do_bench and by the engine while nvidia-smi samples the SM clock
+        and power: whether a difference is the GPU's power limit under sustained load
+
     python bench/peer_runs.py report F.jsonl... --classes bench/peer_classes.json --out MD
         the agreement report: per run the peer's verdict and peak fraction and ours, our reason,
         engine / do_bench per shape, and each disagreement's class
@@ -168,17 +173,24 @@ def _variants(model: Any, inputs: list[Any]) -> dict[str, float]:
     bench, rotated = do_bench_both(model, inputs)
     row = {"do_bench_us": bench * 1e3, "do_bench_two_copies_us": rotated * 1e3}
     for name, hold in (("engine", performance.HOLD_TIMEOUT_US), ("engine_no_hold", 0.0)):
-        settings = timing.Settings(
-            cap_s=1.0,
-            flush_bytes=performance.FLUSH_MIN_BYTES,
-            spread_bytes=performance.SPREAD_BYTES,
-            hold_timeout_us=hold,
-            vary_seed=7,
-        )
-        samples = timing.measure(call, [inputs], device="cuda", settings=settings)
+        samples = timing.measure(call, [inputs], device="cuda", settings=engine_settings(hold))
         row[f"{name}_us"] = statistics.median(samples.event_ms) * 1e3
         row[f"{name}_host_us"] = statistics.median(samples.host_ms) * 1e3
     return {key: round(value, 2) for key, value in row.items()}
+
+
+def engine_settings(hold_timeout_us: float):
+    """The engine's timing loop as a grade runs it (L2 flush, spread input copies, the hold),
+    with a one-second cap."""
+    from runners import performance, timing
+
+    return timing.Settings(
+        cap_s=1.0,
+        flush_bytes=performance.FLUSH_MIN_BYTES,
+        spread_bytes=performance.SPREAD_BYTES,
+        hold_timeout_us=hold_timeout_us,
+        vary_seed=7,
+    )
 
 
 # -- grading ------------------------------------------------------------------------------------
@@ -187,6 +199,7 @@ def _variants(model: Any, inputs: list[Any]) -> dict[str, float]:
 GRADE_TIMEOUT_S = 900
 DOBENCH_TIMEOUT_S = 600
 GRADE_ESTIMATE_S = 90  # no grade starts that would end past --until by this estimate
+SLOW_ESTIMATE_S = 400  # the estimate for a grade of SLOW_PROBLEMS
 
 
 def command_grade(args: argparse.Namespace) -> None:
@@ -213,9 +226,11 @@ def command_grade(args: argparse.Namespace) -> None:
         )
     done = _done(args.out)
     pending: queue.Queue = queue.Queue()
+    again = [r for r in published_runs(args.checkout, args.gpu) if _matches(r, args.again)]
     runs = [r for r in published_runs(args.checkout, args.gpu) if r["run_id"] not in done]
     runs = [r for r in runs if not args.only or args.only in r["run_id"]]
-    for run in sorted(runs, key=lambda r: _order(r, args.first)):
+    runs = again + [r for r in runs if r not in again]
+    for run in sorted(runs, key=lambda r: _order(r, args.first + args.again)):
         pending.put({**run, "slug": slug_for(run["problem"])})
     lock = threading.Lock()
 
@@ -223,10 +238,14 @@ def command_grade(args: argparse.Namespace) -> None:
 
     def worker(gpu: int) -> None:
         time.sleep(delays.get(gpu, 0.0))  # the GPU is busy with other work until then
-        while time.time() + GRADE_ESTIMATE_S < (args.until or float("inf")):
+        while True:
             try:
                 run = pending.get_nowait()
             except queue.Empty:
+                return
+            estimate = SLOW_ESTIMATE_S if run["problem"] in SLOW_PROBLEMS else GRADE_ESTIMATE_S
+            if time.time() + estimate > (args.until or float("inf")):
+                pending.put(run)  # left for a later call
                 return
             record = grade_run(run, gpu, args)
             with lock:
@@ -247,8 +266,11 @@ SLOW_PROBLEMS = ("06_sonic_moe_swiglu",)
 
 
 def _order(run: dict[str, Any], first: list[str]) -> tuple[bool, bool, str]:
-    early = any(key in run["run_id"] for key in first)
-    return (not early, run["problem"] in SLOW_PROBLEMS, run["run_id"])
+    return (not _matches(run, first), run["problem"] in SLOW_PROBLEMS, run["run_id"])
+
+
+def _matches(run: dict[str, Any], keys: list[str]) -> bool:
+    return any(key in run["run_id"] for key in keys)
 
 
 def _delay(text: str) -> tuple[int, float]:
@@ -425,11 +447,10 @@ def command_grade_one(args: argparse.Namespace) -> None:
     )
 
 
-def command_dobench_one(args: argparse.Namespace) -> None:
-    """triton.testing.do_bench per visible shape on the grade's own inputs (the problem's seeds and
-    distributions, built as the reference process builds them), the median over the input sets
-    as a grade takes it; also over two copies of each input set taken in turn (what a solution
-    keyed on input addresses pays for inputs it has not seen)."""
+def grade_models(args: argparse.Namespace):
+    """Per visible shape of a grade: its plan, the solution's model built as the reference process
+    builds the reference's (the problem's seeds, parameters loaded from the reference), and the
+    grade's own input sets (the problem's seeds and distributions)."""
     import torch
 
     from runners import oracle
@@ -443,18 +464,32 @@ def command_dobench_one(args: argparse.Namespace) -> None:
     solution = _import(Path(args.solution) / "solution.py", "solution")
     model_class = getattr(solution, "ModelNew", None) or solution.Model
     visible, _ = plan_shapes(problem, "cuda")
-    rows = []
     for plan in visible:
         model, init = reference_process._reference_model(plan.message(), "cuda")
         init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
         candidate = model_class(*init)
         candidate.load_state_dict(model.state_dict(), strict=True)
         candidate = candidate.to("cuda").eval()
+        del model
+        reference = reference_process.reference
+        input_sets = [
+            oracle.grade_inputs(reference, seed, distribution, "cuda", problem.cases)
+            for seed, distribution in zip(plan.seeds, plan.dists, strict=True)
+        ]
+        yield plan, candidate, input_sets
+        del candidate, input_sets
+        torch.cuda.empty_cache()
+
+
+def command_dobench_one(args: argparse.Namespace) -> None:
+    """triton.testing.do_bench per visible shape on the grade's own inputs (the problem's seeds and
+    distributions, built as the reference process builds them), the median over the input sets
+    as a grade takes it; also over two copies of each input set taken in turn (what a solution
+    keyed on input addresses pays for inputs it has not seen)."""
+    rows = []
+    for plan, candidate, input_sets in grade_models(args):
         each, rotated = [], []
-        for seed, distribution in zip(plan.seeds, plan.dists, strict=True):
-            inputs = oracle.grade_inputs(
-                reference_process.reference, seed, distribution, "cuda", problem.cases
-            )
+        for inputs in input_sets:
             plain, turned = do_bench_both(candidate, inputs)
             each.append(plain)
             rotated.append(turned)
@@ -466,9 +501,93 @@ def command_dobench_one(args: argparse.Namespace) -> None:
                 "two_copies_us": round(statistics.median(rotated) * 1e3, 2),
             }
         )
-        del model, candidate
-        torch.cuda.empty_cache()
     args.json.write_text(json.dumps({"shapes": rows}, indent=1))
+
+
+def command_clocks(args: argparse.Namespace) -> None:
+    """Where the engine and do_bench differ on a long call: each visible shape of --shapes of one
+    published run timed by do_bench (calls back to back) and by the engine's loop (a flush and a
+    synchronize between calls), on the grade's first input set, while nvidia-smi samples the
+    GPU's SM clock, power and throttle reasons every 20 ms. A call that runs at a lower clock
+    under do_bench's sustained load reads slower there for the GPU's power limit, not for the
+    timing."""
+    import torch
+
+    from runners.kernelbench_hard.convert import slug_for
+    from runners.problem import EXTRA_PROBLEMS_ENV
+
+    os.environ[EXTRA_PROBLEMS_ENV] = str(args.problems)
+    (run,) = [r for r in published_runs(args.checkout, args.gpu) if args.run in r["run_id"]]
+    args.problem = slug_for(run["problem"])
+    args.solution = solution_folder(run, args.json.parent / "solutions")
+    wanted = {int(index) for index in args.shapes.split(",")}
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
+    rows = []
+    for plan, candidate, input_sets in grade_models(args):
+        if plan.index + 1 not in wanted:
+            continue
+        row = {"name": shape_name(plan.set, plan.index)}
+        for name in ("do_bench", "engine", "do_bench_again"):
+            with torch.no_grad(), GpuSampler(gpu) as sampler:
+                median_ms = _median_ms(name, candidate, input_sets[0])
+            row[name] = {"us": round(median_ms * 1e3, 2), **sampler.summary()}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    args.json.write_text(json.dumps({"shapes": rows}, indent=1))
+
+
+def _median_ms(name: str, model: Any, inputs: list[Any]) -> float:
+    import triton.testing
+
+    from runners import performance, timing
+
+    if name.startswith("do_bench"):
+        return triton.testing.do_bench(lambda: model(*inputs), rep=2000, return_mode="median")
+    settings = engine_settings(performance.HOLD_TIMEOUT_US)
+    settings.cap_s = 2.0
+    settings.warmup_s = performance.COMPUTE_WARMUP_S  # as a compute-bound problem's grade warms
+    samples = timing.measure(lambda a: model(*a), [inputs], device="cuda", settings=settings)
+    return statistics.median(samples.event_ms)
+
+
+class GpuSampler:
+    """nvidia-smi sampling one GPU in the background: the medians of the SM clock (MHz) and the
+    power draw (W) over the samples, and the throttle reasons seen."""
+
+    QUERY = "clocks.sm,power.draw,clocks_throttle_reasons.active"
+
+    def __init__(self, gpu: str):
+        self.gpu = gpu
+
+    def __enter__(self) -> GpuSampler:
+        command = ["nvidia-smi", f"--query-gpu={self.QUERY}", "--format=csv,noheader,nounits"]
+        self.process = subprocess.Popen(
+            [*command, "-lms", "20", "-i", self.gpu], stdout=subprocess.PIPE, text=True
+        )
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.process.terminate()
+        self.lines = self.process.communicate(timeout=10)[0].splitlines()
+
+    def summary(self) -> dict[str, Any]:
+        rows = [line.split(", ") for line in self.lines if line.count(",") == 2]
+        clocks = [float(row[0]) for row in rows if row[0].strip().isdigit()]
+        power = [float(row[1]) for row in rows if _is_number(row[1])]
+        return {
+            "samples": len(rows),
+            "sm_mhz": statistics.median(clocks) if clocks else None,
+            "power_w": round(statistics.median(power), 1) if power else None,
+            "throttle": sorted({row[2].strip() for row in rows}),
+        }
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 # -- the report -----------------------------------------------------------------------------------
@@ -708,6 +827,12 @@ def main() -> None:
         "--first", nargs="*", default=[], help="run id substrings: these runs are graded first"
     )
     grade.add_argument(
+        "--again",
+        nargs="*",
+        default=[],
+        help="run id substrings: these runs are graded again (first), even if graded already",
+    )
+    grade.add_argument(
         "--delay", nargs="*", default=[], help="GPU:SECONDS, a GPU that joins the batch later"
     )
     grade.add_argument("--quick", action="store_true")
@@ -718,6 +843,13 @@ def main() -> None:
         sub.add_argument("--solution", type=Path, required=True)
         sub.add_argument("--json", type=Path, required=True)
     one.add_argument("--quick", action="store_true")
+    clocks = commands.add_parser("clocks", help="engine and do_bench with the GPU's clocks")
+    clocks.add_argument("--checkout", type=Path, required=True)
+    clocks.add_argument("--gpu", default="h100")
+    clocks.add_argument("--problems", type=Path, required=True, help="the imported problems")
+    clocks.add_argument("--run", required=True, help="a run id substring naming one run")
+    clocks.add_argument("--json", type=Path, required=True)
+    clocks.add_argument("--shapes", default="4", help="visible shape indexes, 1-based: 3,4")
     report = commands.add_parser("report", help="the agreement report (markdown)")
     report.add_argument("results", type=Path, nargs="+")
     report.add_argument("--classes", type=Path, required=True)
@@ -731,6 +863,7 @@ def main() -> None:
         "grade": command_grade,
         "grade-one": command_grade_one,
         "dobench-one": command_dobench_one,
+        "clocks": command_clocks,
         "report": command_report,
     }
     handlers[args.command](args)
