@@ -37,6 +37,7 @@ EXPECTED = {
     "honest_build_env": ("ok", ""),
     "honest_build_folder": ("ok", ""),
     "honest_cuda_graph": ("ok", ""),
+    "kernel_honest_graph": ("ok", ""),
     "honest_side_stream": ("ok", ""),
     "aliased_output": ("ok", ""),
     "stale_graph_replay": ("timing_rejected", "outputs of timed calls are wrong"),

@@ -3,7 +3,8 @@
 Two views, because neither sees everything:
 - Triton launches are counted in Python, for every call: `install` wraps the launch entry of
   Triton's JIT (and of its CPU interpreter) before the solution is imported, and counts the
-  launches of kernels defined in the solution module.
+  launches of kernels defined in the solution module; a CUDA graph's replay counts the launches
+  its capture recorded.
 - On CUDA, the profiler names the kernels a few calls ran, which covers CUDA kernels built with
   load_inline that Python never sees launch.
 `defined_kernels` reads the names the solution defines from its source, for the parent to match
@@ -132,7 +133,37 @@ def install() -> Callable[[], int] | None:
     for cls in (jit.JITFunction, interpreter.InterpretedFunction):
         if not getattr(cls.run, "_arena_counted", False):
             cls.run = _counted(cls.run)
+    import torch
+
+    count_graph_replays(torch.cuda.CUDAGraph)
     return lambda: _count[0]
+
+
+def count_graph_replays(graph_class: type) -> None:
+    """Count the launches a CUDA graph's replay runs: Python sees a Triton kernel launch once,
+    while the graph is captured, and never again when it is replayed. Each graph keeps the
+    number of the solution's launches its capture recorded, and every replay adds them."""
+    if getattr(graph_class.replay, "_arena_counted", False):
+        return
+    begin, end, replay = graph_class.capture_begin, graph_class.capture_end, graph_class.replay
+
+    def capture_begin(self, *args, **kwargs):
+        begin(self, *args, **kwargs)
+        self._arena_launches = -_count[0]
+
+    def capture_end(self, *args, **kwargs):
+        end(self, *args, **kwargs)
+        self._arena_launches = getattr(self, "_arena_launches", -_count[0]) + _count[0]
+
+    def counted_replay(self, *args, **kwargs):
+        replayed = replay(self, *args, **kwargs)
+        _count[0] += max(getattr(self, "_arena_launches", 0), 0)
+        return replayed
+
+    counted_replay._arena_counted = True
+    graph_class.capture_begin = capture_begin
+    graph_class.capture_end = capture_end
+    graph_class.replay = counted_replay
 
 
 def _counted(run: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,7 +1,9 @@
 """Which kernels a solution defines, and the checks that one of them ran (hack 24)."""
 
+from runners import launches
 from runners.launches import (
     DefinedKernels,
+    count_graph_replays,
     defined_kernels,
     launch_problems,
     names_a_defined_kernel,
@@ -150,3 +152,37 @@ def test_each_profiled_call_must_run_one_of_the_solutions_kernels():
     assert "ran none of the solution's kernels (it ran void at::exp_kernel<float>)" in problem
     assert profile_problems("forged", defined) == ["the profiled calls' kernel names are missing"]
     assert profile_problems([], DefinedKernels(frozenset(), frozenset())) == []
+
+
+class RecordingGraph:
+    """Stands in for torch.cuda.CUDAGraph, which a CPU build cannot construct: the launches
+    between capture_begin and capture_end are the ones a CUDA capture would record."""
+
+    replays = 0
+
+    def capture_begin(self, *args, **kwargs):
+        pass
+
+    def capture_end(self):
+        pass
+
+    def replay(self):
+        RecordingGraph.replays += 1
+
+
+def test_a_graph_replay_counts_the_launches_its_capture_recorded(monkeypatch):
+    monkeypatch.setattr(launches, "_count", [10])
+    count_graph_replays(RecordingGraph)
+    count_graph_replays(RecordingGraph)  # installed once, however often asked
+    graph, empty = RecordingGraph(), RecordingGraph()
+    graph.capture_begin(pool=None)
+    launches._count[0] += 2  # two of the solution's kernels launched under capture
+    graph.capture_end()
+    empty.capture_begin()
+    empty.capture_end()
+    before = launches._count[0]
+    graph.replay()
+    graph.replay()
+    empty.replay()
+    assert launches._count[0] - before == 4
+    assert RecordingGraph.replays == 3

@@ -27,6 +27,7 @@ def static_flags(solution: str) -> set[str]:
         ("honest_build_env", "build_environment"),
         ("honest_build_folder", "file_write"),
         ("honest_cuda_graph", "cuda_graph"),
+        ("kernel_honest_graph", "cuda_graph"),
         ("honest_side_stream", "side_stream"),
     ],
 )
@@ -79,8 +80,12 @@ def test_a_forked_side_stream_left_running_passes_the_static_gate_for_the_span_c
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize("control", ["honest_cuda_graph", "honest_side_stream"])
+@pytest.mark.parametrize(
+    "control", ["honest_cuda_graph", "kernel_honest_graph", "honest_side_stream"]
+)
 def test_graphs_and_joined_side_streams_pass_on_the_gpu(control):
+    # kernel_honest_graph's Triton kernel launches only under capture: the launch check counts
+    # each replay's captured launches (runners.launches.count_graph_replays).
     result = grade_tiny(control, device="cuda")
     assert result.verdict == Verdict.OK, result.reason
 
