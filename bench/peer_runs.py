@@ -223,6 +223,7 @@ def command_grade(args: argparse.Namespace) -> None:
             ],
             os.environ.copy(),
             GRADE_TIMEOUT_S,
+            args.out.parent / "import.log",
         )
     done = _done(args.out)
     pending: queue.Queue = queue.Queue()
@@ -252,7 +253,8 @@ def command_grade(args: argparse.Namespace) -> None:
                 _append(args.out, record)
                 print(_summary_line(record), flush=True)
 
-    threads = [threading.Thread(target=worker, args=(gpu,)) for gpu in range(args.gpus)]
+    devices = [int(d) for d in args.devices.split(",")] if args.devices else range(args.gpus)
+    threads = [threading.Thread(target=worker, args=(gpu,)) for gpu in devices]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -306,7 +308,7 @@ def grade_run(run: dict[str, Any], gpu: int, args: argparse.Namespace) -> dict[s
         str(result_path),
     ] + ["--quick"] * args.quick
     started = time.perf_counter()
-    tail = _run(command, env, GRADE_TIMEOUT_S)
+    tail = _run(command, env, GRADE_TIMEOUT_S, result_path.with_suffix(".log"))
     record["grade_s"] = round(time.perf_counter() - started, 1)
     if not result_path.is_file():
         return record | {"ours": {"verdict": "no_result", "reason": tail[-600:]}}
@@ -327,7 +329,7 @@ def grade_run(run: dict[str, Any], gpu: int, args: argparse.Namespace) -> dict[s
             "--json",
             str(bench_path),
         ]
-        tail = _run(command, env, DOBENCH_TIMEOUT_S)
+        tail = _run(command, env, DOBENCH_TIMEOUT_S, bench_path.with_suffix(".log"))
         record["do_bench"] = (
             json.loads(bench_path.read_text()) if bench_path.is_file() else {"error": tail[-600:]}
         )
@@ -406,20 +408,24 @@ def _summary_line(record: dict[str, Any]) -> str:
     )
 
 
-def _run(command: list[str], env: dict[str, str], timeout_s: float) -> str:
-    try:
-        done = subprocess.run(
-            command,
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        return f"timed out after {timeout_s} s: {str(exc.stderr or '')[-400:]}"
-    return (done.stdout or "") + (done.stderr or "")
+def _run(command: list[str], env: dict[str, str], timeout_s: float, log: Path) -> str:
+    """The command's last 20,000 characters of output, written to `log` as it runs (a grade cut
+    short by the machine's limit still shows how far it got)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as sink:
+        try:
+            subprocess.run(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                timeout=timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"timed out after {timeout_s} s: " + log.read_text(errors="replace")[-400:]
+    return log.read_text(errors="replace")[-20_000:]
 
 
 def command_grade_one(args: argparse.Namespace) -> None:
@@ -821,6 +827,7 @@ def main() -> None:
     grade.add_argument("--problems", type=Path, required=True, help="the imported problems")
     grade.add_argument("--out", type=Path, required=True)
     grade.add_argument("--gpus", type=int, default=1, help="worker threads, one per GPU")
+    grade.add_argument("--devices", help="the GPUs to grade on (0,1): one worker each")
     grade.add_argument("--until", type=float, help="start no grade past this epoch second")
     grade.add_argument("--only", help="a run id substring")
     grade.add_argument(
