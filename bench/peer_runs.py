@@ -449,6 +449,7 @@ def command_grade_one(args: argparse.Namespace) -> None:
             "cuda",
             "--json",
             str(args.json),
+            "--progress",
         ]
     )
 
@@ -494,20 +495,40 @@ def command_dobench_one(args: argparse.Namespace) -> None:
     keyed on input addresses pays for inputs it has not seen)."""
     rows = []
     for plan, candidate, input_sets in grade_models(args):
-        each, rotated = [], []
+        each, rotated, host = [], [], []
         for inputs in input_sets:
             plain, turned = do_bench_both(candidate, inputs)
             each.append(plain)
             rotated.append(turned)
+            host.append(host_ms(candidate, inputs))
         rows.append(
             {
                 "name": shape_name(plan.set, plan.index),
                 "do_bench_us": round(statistics.median(each) * 1e3, 2),
                 "do_bench_each_us": [round(v * 1e3, 2) for v in each],
                 "two_copies_us": round(statistics.median(rotated) * 1e3, 2),
+                "host_us": round(statistics.median(host) * 1e3, 2),
             }
         )
     args.json.write_text(json.dumps({"shapes": rows}, indent=1))
+
+
+def host_ms(model: Any, inputs: list[Any], calls: int = 30) -> float:
+    """The host's time per call from an idle device (the median in ms): from the call's start
+    to its return, the device synchronized before each and never inside the window. Where it
+    reaches the device time, the host is what bounds a loop of calls: do_bench, which queues
+    calls back to back, reads the host's pace, while the engine's hold keeps it out."""
+    import torch
+
+    times = []
+    with torch.no_grad():
+        for _ in range(calls):
+            torch.cuda.synchronize()
+            started = time.perf_counter()
+            model(*inputs)
+            times.append(time.perf_counter() - started)
+    torch.cuda.synchronize()
+    return statistics.median(times) * 1e3
 
 
 def command_clocks(args: argparse.Namespace) -> None:
@@ -629,6 +650,7 @@ def command_report(args: argparse.Namespace) -> None:
     classes = json.loads(args.classes.read_text()) if args.classes.is_file() else {}
     for record in records:
         record["class"], record["why"] = classify(record, classes.get(record["run_id"]))
+        record["timing_why"] = classes.get(record["run_id"], {}).get("timing", {})
     published = published_runs(args.checkout, args.gpu) if args.checkout else []
     args.out.write_text(render_report(records, published))
     print(f"{len(records)} runs -> {args.out}")
@@ -645,7 +667,7 @@ def classify(record: dict[str, Any], manual: dict[str, str] | None) -> tuple[str
         return "our_bug", f"not graded ({ours['verdict']}): " + first_line(ours["reason"])[:200]
     if (ours["verdict"] == "ok") == theirs:
         return "agree", ""
-    if manual:  # read from the run's code; only where the verdicts still disagree
+    if manual and "class" in manual:  # read from the run's code; where the verdicts disagree
         return manual["class"], manual["why"]
     if theirs and ours.get("failed_gate") == "correct_hidden":
         return "held_out_catch", "visible shapes pass; a held-out shape fails"
@@ -768,17 +790,26 @@ def _timing_section(records: list[dict[str, Any]]) -> list[str]:
     ]
     if ratios:
         lines.append(f"Median engine / do_bench: {statistics.median(ratios):.3f}.")
+    explained = sum(shape["name"] in record["timing_why"] for record, shape, _, _ in outside)
     if outside:
         lines += [
+            f"Of the {len(outside)} outside, {explained} with the reason measured; the rest not "
+            "yet attributed. Host us: the host's time per call from an idle device, where "
+            "measured (a call whose host time reaches its device time is bound by the host: "
+            "do_bench, queuing calls back to back, reads the host's pace; the engine's hold "
+            "keeps it out).",
             "",
-            "| run | shape | engine us | do_bench us | two copies us | engine / do_bench |",
-            "|---|---|---:|---:|---:|---:|",
+            "| run | shape | engine us | do_bench us | two copies us | host us | engine / do_bench "
+            "| why |",
+            "|---|---|---:|---:|---:|---:|---:|---|",
         ]
         for record, shape, row, ratio in outside:
+            host = f"{row['host_us']:.1f}" if "host_us" in row else "-"
+            why = record["timing_why"].get(shape["name"], "not attributed yet")
             lines.append(
                 f"| {record['model']} {record['problem']} | {shape['name']} | "
                 f"{shape['median_us']:.1f} | {row['do_bench_us']:.1f} | {row['two_copies_us']:.1f} "
-                f"| {ratio:.3f} |"
+                f"| {host} | {ratio:.3f} | {why} |"
             )
     return lines
 

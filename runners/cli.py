@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
+from runners import progress
 from runners.schema import BASELINE_KINDS, EvaluationResult
 
 
@@ -37,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     grade.add_argument("--json", type=Path, help="write the EvaluationResult here")
     grade.add_argument("--baselines", type=Path, help="cached reference timings (JSON)")
+    grade.add_argument(
+        "--progress", action="store_true", help="say each step of the grade on stderr as it ends"
+    )
     grade.set_defaults(handler=_evaluate)
     pack = commands.add_parser("pack", help="write a problem's agent pack")
     pack.add_argument("slug")
@@ -76,6 +81,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     from runners.evaluate import evaluate
     from runners.problem import ProblemError
 
+    if args.progress:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        progress.addHandler(handler)
+        progress.setLevel(logging.INFO)
     try:
         baselines = read_baselines(args.baselines) if args.baselines else {}
         result = evaluate(args.problem, args.solution, device=args.device, baselines=baselines)

@@ -7,7 +7,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from runners import ENGINE_VERSION, sandbox
+from runners import ENGINE_VERSION, progress, sandbox
 from runners.gates import GateFailure, Grading
 from runners.performance import Performance
 from runners.problem import Problem, ProblemError, load_problem
@@ -163,12 +163,14 @@ def _static(problem: Problem, solution: Path, gate: GateResult) -> None:
 def _run_gate(result: EvaluationResult, name: str, step) -> bool:
     gate = GateResult(name=name, status="pass")
     started = time.perf_counter()
+    progress.info("gate %s: started", name)
     try:
         step(gate)
     except GateFailure as failure:
         gate.status, gate.verdict, gate.reason = "fail", failure.verdict, failure.reason
         gate.details.update(failure.details)
     gate.duration_s = round(time.perf_counter() - started, 3)
+    progress.info("gate %s: %s in %.1f s", name, gate.status, gate.duration_s)
     result.gates.append(gate)
     result.cost[f"{name}_s"] = gate.duration_s
     if gate.status == "fail":

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from runners import environment, hardware, sandbox, scoring, timing
+from runners import environment, hardware, progress, sandbox, scoring, timing
 from runners.compare import (
     Comparison,
     compare_call,
@@ -90,6 +90,7 @@ class Grading:
         prepared = self.ask_reference(message, PREPARE_TIMEOUT_S)
         self.has_library = bool(prepared.get("library"))
         self.result.cost["reference_s"] = round(time.perf_counter() - started, 3)
+        progress.info("reference inputs and outputs in %.1f s", self.result.cost["reference_s"])
         reply = self._build_candidate(Verdict.BUILD_ERROR)
         gate.details["import_and_construct_s"] = round(reply["seconds"], 3)
         gate.reason = "imported, constructed and loaded the reference state_dict strictly"
@@ -189,6 +190,7 @@ class Grading:
             out.unlink(missing_ok=True)
             release_device_memory(self.device)  # the candidate's outputs, loaded where saved
             self._record(plan, comparison)
+            progress.info("compared %s: %s", plan.name, "match" if comparison.correct else "wrong")
             if reply.get("aliased") is True:  # one buffer returned by every call: said, allowed
                 gate.details["aliased_outputs"] = True
             if not comparison.correct:

@@ -11,7 +11,7 @@ import secrets
 import time
 from typing import Any
 
-from runners import environment, hardware, launches, scoring
+from runners import environment, hardware, launches, progress, scoring
 from runners.gates import GateFailure, Grading
 from runners.plan import ShapePlan
 from runners.problem import STARTER_CATEGORIES
@@ -198,6 +198,12 @@ class Performance:
                 gate.details.setdefault(note, []).append(plan.name)
         recheck = self.grading.recheck_timed(plan, reply, out, settings.vary_seed)
         out.unlink(missing_ok=True)
+        progress.info(
+            "timed %s: %d calls, re-checked in %.1f s",
+            plan.name,
+            len(reply["event_ms"]),
+            time.monotonic() - started,
+        )
         if not recheck.correct:
             problems.append(f"outputs of timed calls are wrong ({recheck.error})")
         shape = self.shapes[plan.id]

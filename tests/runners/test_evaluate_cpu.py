@@ -136,6 +136,31 @@ def test_cli_writes_a_result_and_exits_zero_for_a_failing_candidate(tmp_path: Pa
     assert "forbidden" in done.stdout
 
 
+def test_cli_progress_says_each_step_on_stderr_as_it_ends():
+    solution = HERE / "solutions" / "runtime" / "honest.py"
+    done = run_cli(
+        "evaluate",
+        "--problem",
+        str(TINY),
+        "--solution",
+        str(solution),
+        "--device",
+        "cpu",
+        "--progress",
+    )
+    assert done.returncode == 0, done.stderr
+    steps = [line.split(" ", 1)[1] for line in done.stderr.splitlines() if line[:2].isdigit()]
+    assert steps[:2] == ["gate static: started", "gate static: pass in 0.0 s"]
+    assert any(step.startswith("reference inputs and outputs in ") for step in steps)
+    assert any(step.startswith("compared smoke 1: match") for step in steps)
+    assert any(step.startswith("timed smoke 1: ") for step in steps)
+    assert steps[-1].startswith("gate score: pass in ")
+    quiet = run_cli(
+        "evaluate", "--problem", str(TINY), "--solution", str(solution), "--device", "cpu"
+    )
+    assert "gate static" not in quiet.stderr
+
+
 def refuse_non_finite(constant: str):
     raise AssertionError(f"{constant} in the result JSON")
 
