@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo test install browser lint serve clean
+.PHONY: demo test install browser agents lint serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,17 @@ browser:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium) \
 		|| (echo "Install Debian's chromium package (/usr/bin/chromium) for the browser tests" && exit 1)
 
+# The agent CLIs `arena run` launches, pinned, from the npm registry (tests/launcher drives the
+# real binaries against a scripted model server).
+CLAUDE_CODE_VERSION := 2.1.332
+$(VENV)/npm/.installed: Makefile | $(BIN)/python
+	@command -v npm >/dev/null || (echo "Install Node.js and npm for the launcher tests" && exit 1)
+	npm install --prefix $(VENV)/npm --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	touch $@
+
+agents: $(VENV)/npm/.installed
+
 demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_registry
@@ -34,7 +45,7 @@ demo: install
 	$(BIN)/python manage.py demo_runs
 	$(BIN)/python manage.py runserver $(HOST)
 
-test: install browser
+test: install browser agents
 	$(BIN)/pytest
 
 lint: install

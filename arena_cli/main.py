@@ -1,16 +1,17 @@
-"""``arena``: list problems, write an agent pack, grade locally, render a transcript, log in and
-submit a run folder. Exit statuses are in ``arena_cli.exits``."""
+"""``arena``: list problems, write an agent pack, grade locally, render a transcript, launch an
+agent CLI on a problem, log in and submit a run folder. Exit statuses are in ``arena_cli.exits``."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from arena_cli import config, local
 from arena_cli.client import HOW_TO_LOG_IN, ApiError, AuthError, Client, Unreachable
-from arena_cli.exits import AUTH, BAD_INPUT, OK, UNREACHABLE
+from arena_cli.exits import AUTH, BAD_INPUT, OK, RUN_FAILED, UNREACHABLE
 from arena_cli.runfolder import RunFolderError, read_run_folder
 from arena_cli.submit import Labels, submit, wait_for_grade
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     _pack(commands)
     _evaluate(commands)
     _render(commands)
+    _run(commands)
     _login(commands)
     _submit(commands)
     return parser
@@ -96,6 +98,24 @@ def _login(commands) -> None:
     command.set_defaults(handler=run_login)
 
 
+def _run(commands) -> None:
+    command = commands.add_parser(
+        "run", help="launch an agent CLI on a problem in a workspace of its own (docs/launcher.md)"
+    )
+    command.add_argument("--harness", required=True, help="the agent CLI: claude-code")
+    command.add_argument("--model", required=True)
+    command.add_argument("--effort", default="", help="recorded with the run")
+    command.add_argument("--problem", required=True)
+    command.add_argument("--budget", default="45m", help="wall budget: 45m, 90s, 1h30m")
+    command.add_argument("--gpu", help="CUDA_VISIBLE_DEVICES for the agent (one GPU: 0)")
+    command.add_argument("--out", type=Path, help="the run folder (new or empty)")
+    command.add_argument("--cli", help="the CLI's executable (default: found on PATH)")
+    command.add_argument("--submit", action="store_true", help="upload the run folder after")
+    command.add_argument("--hardware", default="cpu", help="with --submit: hardware target slug")
+    _server_flags(command)
+    command.set_defaults(handler=run_run)
+
+
 def _submit(commands) -> None:
     command = commands.add_parser("submit", help="upload a run folder")
     command.add_argument("run_dir", type=Path)
@@ -142,6 +162,38 @@ def _token_from_stdin() -> str:
     if sys.stdin.isatty():
         print("API token: ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip()
+
+
+def run_run(args) -> int:
+    from arena_cli.launch import LaunchError, describe, parse_budget, run_agent
+
+    try:
+        budget_s = parse_budget(args.budget)
+    except ValueError as error:
+        return _fail(str(error), BAD_INPUT)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = args.out or Path("runs") / f"{args.problem}-{args.harness}-{args.model}-{stamp}"
+    try:
+        result = run_agent(
+            harness=args.harness,
+            model=args.model,
+            effort=args.effort,
+            problem=args.problem,
+            out=out,
+            budget_s=budget_s,
+            cli=args.cli,
+            gpu=args.gpu,
+        )
+    except LaunchError as error:
+        return _fail(str(error), BAD_INPUT)
+    print(describe(result, out))
+    if result.outcome != "ok":
+        return RUN_FAILED
+    if not args.submit:
+        return OK
+    labels = Labels(args.problem, args.model, args.harness, args.hardware, args.effort)
+    submit(_client(args, needs_token=True), read_run_folder(out), labels)
+    return OK
 
 
 def run_submit(args) -> int:

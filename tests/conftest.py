@@ -33,6 +33,8 @@ def _celery_mode(request):
 
 
 def _needs_django(request) -> bool:
-    # Engine and transcript tests never touch Django; keep them free of its import.
+    # Engine, transcript and launcher tests never touch Django; keep them free of its import.
     path = str(request.node.fspath)
-    return not (f"{os.sep}runners{os.sep}" in path or f"{os.sep}transcripts{os.sep}" in path)
+    return not any(
+        f"{os.sep}{part}{os.sep}" in path for part in ("runners", "transcripts", "launcher")
+    )

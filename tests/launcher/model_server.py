@@ -1,0 +1,135 @@
+"""A scripted model server for the launcher's tests: it speaks the Anthropic Messages API
+(streaming, as Claude Code calls it through ANTHROPIC_BASE_URL) on 127.0.0.1 and replays a script
+of assistant turns, so that the real agent CLI runs end to end with no model reachable.
+
+A script is a list of turns. Each turn is a list of blocks, `{"text": "..."}` or
+`{"tool": "Write", "input": {...}}`, or `{"status": 429}` for a turn that answers with an HTTP
+error. The agent's main loop (a request that offers tools) gets the turn numbered by the
+assistant messages already in its conversation; side requests (a title, a summary) get a short
+text. Every request is kept in `requests` for the test to read.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class ScriptedModel:
+    def __init__(self, script: list[list[dict[str, Any]]]):
+        self.script = script
+        self.requests: list[dict[str, Any]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> ScriptedModel:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def turn_for(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        if not body.get("tools"):
+            return None  # a side request
+        done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        return self.script[done] if done < len(self.script) else [{"text": "Done."}]
+
+    def _handler(self):
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                model.requests.append({"path": self.path, "body": body})
+                if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+                    return self._json(200, {"input_tokens": 100})
+                turn = model.turn_for(body)
+                if turn and "status" in turn[0]:
+                    error = {"type": "rate_limit_error", "message": "scripted rate limit"}
+                    return self._json(turn[0]["status"], {"type": "error", "error": error})
+                self._stream(body, turn or [{"text": "Kernel work"}])
+
+            def do_GET(self) -> None:
+                self._json(200, {})
+
+            def do_HEAD(self) -> None:
+                self.send_response(200)
+                self.end_headers()
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                if status == 429:
+                    self.send_header("retry-after", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, body: dict[str, Any], turn: list[dict[str, Any]]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.end_headers()
+                for event in sse_events(body.get("model", "scripted"), turn, len(model.requests)):
+                    self.wfile.write(event)
+                self.wfile.flush()
+
+        return Handler
+
+
+def sse_events(model: str, turn: list[dict[str, Any]], number: int):
+    """The Messages API's stream for one assistant turn."""
+
+    def event(kind: str, data: dict[str, Any]) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+
+    usage = {"input_tokens": 1200, "output_tokens": 1, "cache_read_input_tokens": 0}
+    message = {
+        "id": f"msg_scripted_{number}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    yield event("message_start", {"message": message})
+    uses_tool = False
+    for index, block in enumerate(turn):
+        if "tool" in block:
+            uses_tool = True
+            start = {"type": "tool_use", "id": f"toolu_{number}_{index}", "name": block["tool"]}
+            yield event(
+                "content_block_start", {"index": index, "content_block": start | {"input": {}}}
+            )
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            yield event("content_block_delta", {"index": index, "delta": delta})
+        else:
+            yield event(
+                "content_block_start",
+                {"index": index, "content_block": {"type": "text", "text": ""}},
+            )
+            delta = {"type": "text_delta", "text": block["text"]}
+            yield event("content_block_delta", {"index": index, "delta": delta})
+        yield event("content_block_stop", {"index": index})
+    stop = "tool_use" if uses_tool else "end_turn"
+    yield event(
+        "message_delta",
+        {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 40}},
+    )
+    yield event("message_stop", {})

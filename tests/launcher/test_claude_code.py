@@ -1,0 +1,216 @@
+"""`arena run` with the real Claude Code CLI (the npm package `make agents` installs) against a
+scripted model server: each script plays an agent, and the run folder, its outcome and the CLI's
+own session log are checked."""
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from model_server import ScriptedModel
+
+from arena_cli.launch import LaunchError, parse_budget, run_agent
+from arena_cli.main import main as arena
+from arena_cli.runfolder import read_run_folder
+from runners.evaluate import evaluate
+from runners.schema import Verdict
+from transcripts.lineage import rebuild_lineage
+from transcripts.model import Kind
+from transcripts.parsers import parse_files
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = os.environ.get(
+    "ARENA_CLAUDE_CLI", str(ROOT / ".venv" / "npm" / "node_modules" / ".bin" / "claude")
+)
+HONEST = (ROOT / "tests" / "runners" / "solutions" / "row_sum" / "honest.py").read_text()
+BROKEN = HONEST.replace("tl.sum(partial, axis=0)", "tl.max(partial, axis=0)")
+CHECK = f"{sys.executable} check.py --device cpu"
+
+
+@pytest.fixture(autouse=True)
+def _cli_installed():
+    if not Path(CLAUDE).is_file():
+        pytest.fail(
+            f"no Claude Code CLI at {CLAUDE}: `make agents` installs it (or set ARENA_CLAUDE_CLI)"
+        )
+
+
+def launch(script, tmp_path: Path, budget_s: float = 120.0, **kwargs):
+    out = tmp_path / "run"
+    with ScriptedModel(script(out / "workspace")) as model, _provider(model.url):
+        result = run_agent(
+            harness="claude-code",
+            model="claude-sonnet-4-5",
+            problem="row_sum",
+            out=out,
+            budget_s=budget_s,
+            cli=CLAUDE,
+            **kwargs,
+        )
+    return result, out, model
+
+
+class _provider:
+    """ANTHROPIC_BASE_URL and a key for the run, as a user's shell would hold them."""
+
+    def __init__(self, url: str):
+        self.values = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-scripted"}
+
+    def __enter__(self):
+        self.saved = {name: os.environ.get(name) for name in self.values}
+        os.environ.update(self.values)
+
+    def __exit__(self, *exc_info):
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def write(path: Path, content: str) -> dict:
+    return {"tool": "Write", "input": {"file_path": str(path), "content": content}}
+
+
+def bash(command: str) -> dict:
+    return {"tool": "Bash", "input": {"command": command, "description": "check the solution"}}
+
+
+def fixes_its_solution(workspace: Path):
+    """Read the prompt, write a first solution, run the local check, fix it, check again, stop."""
+    return [
+        [
+            {"text": "Reading the task."},
+            {"tool": "Read", "input": {"file_path": str(workspace / "PROMPT.md")}},
+        ],
+        [write(workspace / "solution.py", BROKEN)],
+        [bash(CHECK)],
+        [
+            {"text": "The check fails: max instead of sum."},
+            write(workspace / "solution.py", HONEST),
+        ],
+        [bash(CHECK)],
+        [{"text": "solution.py passes the check."}],
+    ]
+
+
+def test_a_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(tmp_path):
+    result, out, model = launch(fixes_its_solution, tmp_path)
+    assert result.outcome == "ok", (result.detail, (out / "stderr.txt").read_text())
+    assert not result.retryable and result.session_complete and result.exit_code == 0
+    assert result.cli_version.startswith("2.") and "Claude Code" in result.cli_version
+    prompt = (out / "workspace" / "PROMPT.md").read_bytes()
+    assert result.prompt_hash == hashlib.sha256(prompt).hexdigest()
+    saved = json.loads((out / "result.json").read_text())
+    assert saved["outcome"] == "ok" and saved["prompt_hash"] == result.prompt_hash
+    assert saved["budget_s"] == 120.0 and saved["model"] == "claude-sonnet-4-5"
+    # the CLI's own session log, where Claude Code writes it, in the run folder
+    (log,) = result.native_logs
+    assert log == f"{result.session_id}.jsonl" and (out / log).is_file()
+    assert (out / "home" / ".claude" / "projects").is_dir()
+    # our parser reads exactly the script's tool calls from it
+    session = parse_files([out / log])
+    calls = [(e.tool_name, e.is_error) for e in session.events if e.kind == Kind.TOOL_CALL]
+    assert [name for name, _ in calls] == ["Read", "Write", "Bash", "Write", "Bash"]
+    results = [e for e in session.events if e.kind == Kind.TOOL_RESULT]
+    assert [r.is_error for r in results] == [False, False, True, False, False]
+    # lineage rebuilds both versions the script wrote; the last is the run folder's solution
+    versions = rebuild_lineage(session).versions
+    assert [v.content for v in versions] == [BROKEN, HONEST]
+    assert (out / "solution.py").read_text() == HONEST
+    # the model saw the prompt, and every main request offered the CLI's tools
+    first = next(r for r in model.requests if r["body"].get("tools"))
+    assert "row sum" in json.dumps(first["body"]["messages"][0]).lower()
+    folder = read_run_folder(out)
+    assert [name for name, _ in folder.transcripts] == [log] and folder.metadata
+    graded = evaluate("row_sum", out / "solution.py", device="cpu")
+    assert graded.verdict == Verdict.OK, graded.reason
+
+
+def test_a_run_past_its_budget_is_stopped_with_its_process_group(tmp_path):
+    def sleeps(workspace: Path):
+        return [[bash(f"echo $$ > {workspace}/shell.pid; sleep 300")]]
+
+    started = time.monotonic()
+    result, out, _ = launch(sleeps, tmp_path, budget_s=4.0)
+    assert result.outcome == "timeout" and not result.retryable
+    assert time.monotonic() - started < 60
+    pid = int((out / "workspace" / "shell.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the agent's shell went with the CLI
+
+
+def test_a_run_that_edits_the_reference_is_marked_template_mutated(tmp_path):
+    def cheats(workspace: Path):
+        return [
+            [write(workspace / "solution.py", HONEST)],
+            [bash(f"echo '# the reference, made easy' >> {workspace}/reference.py")],
+            [{"text": "Done."}],
+        ]
+
+    result, _, _ = launch(cheats, tmp_path)
+    assert result.outcome == "template_mutated" and result.mutated == ["reference.py"]
+
+
+def test_a_run_that_writes_no_solution_is_no_solution(tmp_path):
+    result, out, _ = launch(lambda workspace: [[{"text": "I cannot do this."}]], tmp_path)
+    assert result.outcome == "no_solution" and result.session_complete
+    assert not (out / "solution.py").exists()
+    assert (
+        arena(["submit", str(out), "--problem", "row_sum", "--model", "m", "--harness", "h"]) == 2
+    )
+
+
+def test_a_rate_limited_provider_is_a_retryable_outcome(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")  # passed through: the CLI gives up at once
+    result, _, _ = launch(lambda workspace: [[{"status": 429}]], tmp_path, budget_s=60.0)
+    assert result.outcome == "provider_rate_limited", (result.detail, result.exit_code)
+    assert result.retryable
+
+
+def test_bad_inputs_say_what_is_wrong(tmp_path):
+    with pytest.raises(LaunchError, match="unknown harness 'claude'"):
+        run_agent(harness="claude", model="m", problem="row_sum", out=tmp_path / "a", budget_s=1)
+    with pytest.raises(LaunchError, match="no executable CLI"):
+        run_agent(
+            harness="claude-code",
+            model="m",
+            problem="row_sum",
+            out=tmp_path / "b",
+            budget_s=1,
+            cli=str(tmp_path / "missing"),
+        )
+    with pytest.raises(LaunchError, match="unknown problem"):
+        run_agent(
+            harness="claude-code",
+            model="m",
+            problem="nope",
+            out=tmp_path / "c",
+            budget_s=1,
+            cli=CLAUDE,
+        )
+    assert (
+        parse_budget("45m") == 2700 and parse_budget("1h30m") == 5400 and parse_budget("90") == 90
+    )
+    for bad in ("0", "soon", "5x"):
+        with pytest.raises(ValueError, match="budget"):
+            parse_budget(bad)
+    assert (
+        arena(
+            [
+                "run",
+                "--harness",
+                "claude-code",
+                "--model",
+                "m",
+                "--problem",
+                "row_sum",
+                "--budget",
+                "soon",
+            ]
+        )
+        == 2
+    )
