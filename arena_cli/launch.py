@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from arena_cli.harnesses import HARNESSES, Harness
+from runners.pack_check import GPU_LOCK_ENV
 
 # outcome -> (meaning, retryable: a failure of the infrastructure, not of the agent)
 OUTCOMES = {
@@ -41,6 +42,8 @@ OUTCOMES = {
     "harness_error": ("the CLI could not start or failed on its own", True),
     "template_mutated": ("the agent changed the problem's own files in the workspace", False),
 }
+# Runs on one GPU share its lock file here (the caller's own cache, not a run's HOME).
+DEFAULT_LOCK_DIR = Path.home() / ".cache" / "kernel-arena" / "gpu-locks"
 GRACE_S = 10  # after the budget: SIGTERM to the process group, then this long before SIGKILL
 SOLUTION_FILES = ("solution.py", "*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp")
 # The caller's variables a run keeps (besides the harness's provider variables): no key, token or
@@ -91,6 +94,7 @@ def run_agent(
     effort: str = "",
     cli: str | None = None,
     gpu: str | None = None,
+    lock_dir: Path | None = None,
 ) -> RunResult:
     """Launch the harness on the problem's pack in `out`/workspace and leave a run folder."""
     chosen = HARNESSES.get(harness)
@@ -108,7 +112,7 @@ def run_agent(
     prompt = (workspace / "PROMPT.md").read_text(encoding="utf-8")
     result = RunResult(harness, model, effort, problem, budget_s)
     result.prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()
-    env = _environment(chosen, out, gpu)
+    env = _environment(chosen, out, gpu, lock_dir or DEFAULT_LOCK_DIR)
     result.cli_version = _version(executable, env)
     command = chosen.command(executable, prompt=prompt, model=model)
     started = time.monotonic()
@@ -142,9 +146,10 @@ def _digests(paths: list[Path]) -> dict[str, str | None]:
     }
 
 
-def _environment(harness: Harness, out: Path, gpu: str | None) -> dict[str, str]:
+def _environment(harness: Harness, out: Path, gpu: str | None, lock_dir: Path) -> dict[str, str]:
     """The CLI's environment: the caller's PATH and locale, the harness's provider variables,
-    and a HOME, caches and temporary folder of the run's own."""
+    a HOME, caches and temporary folder of the run's own, and with a GPU, the lock its pack's
+    check takes (runs sharing the GPU check one at a time)."""
     kept = (*KEPT_ENV, *harness.provider_env)
     env = {name: os.environ[name] for name in kept if name in os.environ}
     folders = {
@@ -160,6 +165,8 @@ def _environment(harness: Harness, out: Path, gpu: str | None) -> dict[str, str]
         env[name] = str(folder)
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        env[GPU_LOCK_ENV] = str(lock_dir / f"gpu-{gpu}.lock")
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the pack's files stay as written
     return env | harness.environment(out / "home")
 

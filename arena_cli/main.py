@@ -107,7 +107,10 @@ def _run(commands) -> None:
     command.add_argument("--effort", default="", help="recorded with the run")
     command.add_argument("--problem", required=True)
     command.add_argument("--budget", default="45m", help="wall budget: 45m, 90s, 1h30m")
-    command.add_argument("--gpu", help="CUDA_VISIBLE_DEVICES for the agent (one GPU: 0)")
+    command.add_argument(
+        "--gpu", help="CUDA_VISIBLE_DEVICES for the agent (0); its check takes that GPU's lock"
+    )
+    command.add_argument("--lock-dir", type=Path, help="where the per-GPU lock files live")
     command.add_argument("--out", type=Path, help="the run folder (new or empty)")
     command.add_argument("--cli", help="the CLI's executable (default: found on PATH)")
     command.add_argument("--submit", action="store_true", help="upload the run folder after")
@@ -183,6 +186,7 @@ def run_run(args) -> int:
             budget_s=budget_s,
             cli=args.cli,
             gpu=args.gpu,
+            lock_dir=args.lock_dir,
         )
     except LaunchError as error:
         return _fail(str(error), BAD_INPUT)

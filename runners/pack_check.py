@@ -14,6 +14,7 @@ timing and integrity checks. Needs only torch and the standard library.
 """
 
 import argparse
+import contextlib
 import functools
 import importlib.util
 import json
@@ -28,8 +29,33 @@ HERE = Path(__file__).resolve().parent
 BUILT_IN_DISTRIBUTIONS = ("normal", "large", "offset", "uniform", "small")
 
 
+# Agents sharing a GPU check one at a time (`arena run --gpu`, docs/launcher.md): this script holds
+# the lock file ARENA_GPU_LOCK names, when set, while it imports and runs the solution.
+GPU_LOCK_ENV = "ARENA_GPU_LOCK"
+
+
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    with gpu_lock(os.environ.get(GPU_LOCK_ENV)):
+        return check(parse_args(argv))
+
+
+@contextlib.contextmanager
+def gpu_lock(path):
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for the GPU lock {path}: another agent's check holds it", flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def check(args) -> int:
     config = json.loads((HERE / "shapes.json").read_text())
     device = args.device or default_device()
     if device == "cpu":

@@ -214,3 +214,16 @@ def test_bad_inputs_say_what_is_wrong(tmp_path):
         )
         == 2
     )
+
+
+def test_a_run_on_a_gpu_hands_its_check_that_gpus_lock(tmp_path):
+    def reports(workspace: Path):
+        seen = "echo $CUDA_VISIBLE_DEVICES $ARENA_GPU_LOCK $HOME $TRITON_CACHE_DIR"
+        return [[bash(f"{seen} > {workspace}/seen.txt")], [{"text": "Done."}]]
+
+    locks = tmp_path / "locks"
+    result, out, _ = launch(reports, tmp_path, gpu="1", lock_dir=locks)
+    assert result.outcome == "no_solution"
+    gpu, lock, home, triton = (out / "workspace" / "seen.txt").read_text().split()
+    assert (gpu, lock) == ("1", str(locks / "gpu-1.lock"))
+    assert (home, triton) == (str(out / "home"), str(out / "cache" / "triton"))

@@ -334,3 +334,25 @@ def import_reference(problem):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_check_waits_for_the_gpu_lock_another_agent_holds(tmp_path):
+    import fcntl
+    import os
+    import time
+
+    pack = tmp_path / "pack"
+    write_pack(load_problem("row_sum"), pack)
+    lock = tmp_path / "gpu-0.lock"
+    command = [sys.executable, "-c", WITHOUT_ENGINE, "--device", "cpu", "--solution"]
+    command.append(str(SOLUTIONS / "row_sum" / "honest.py"))
+    env = os.environ | {pack_check.GPU_LOCK_ENV: str(lock)}
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = subprocess.Popen(command, cwd=pack, env=env, stdout=subprocess.PIPE, text=True)
+        first = waiting.stdout.readline()
+        assert first.startswith(f"waiting for the GPU lock {lock}")
+        time.sleep(1.0)
+        assert waiting.poll() is None  # it checks nothing while the lock is held
+    out, _ = waiting.communicate(timeout=180)  # released: the check runs
+    assert waiting.returncode == 0 and out.rstrip().endswith("PASS")
