@@ -1,17 +1,33 @@
 """The agent CLIs ``arena run`` launches: each one's non-interactive command line, the
-environment it reads its provider from, and where it writes its own session log.
+environment it reads its provider from, where it writes its own session log, and how its
+machine-readable output says the session ended.
 
 Only the CLIs whose end-to-end run is tested here are listed (tests/launcher/ drives the real
-binary against a scripted model server); docs/launcher.md says which are planned.
+binaries against a scripted model server); docs/launcher.md says which are planned.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Report:
+    """What the CLI's own output says of the session: its id, whether it finished, the error it
+    ended with, and its turns, cost and token usage where it gives them."""
+
+    session_id: str = ""
+    complete: bool = False
+    error: str = ""
+    turns: int | None = None
+    cost_usd: float | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -22,16 +38,20 @@ class Harness(ABC):
     provider_env: tuple[str, ...]
 
     @abstractmethod
-    def command(self, cli: str, *, prompt: str, model: str) -> list[str]:
+    def command(self, cli: str, *, prompt: str, model: str, effort: str) -> list[str]:
         """The non-interactive command line."""
 
-    def environment(self, home: Path) -> dict[str, str]:
-        """Variables the harness needs beyond HOME and the caches (runners set those)."""
+    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
+        """Set up the CLI's own HOME before the run; the variables to add to its environment."""
         return {}
 
     @abstractmethod
-    def native_logs(self, home: Path, workspace: Path) -> list[tuple[str, Path]]:
+    def native_logs(self, home: Path) -> list[tuple[str, Path]]:
         """(name in the run folder, path) of the session's own log files after the run."""
+
+    @abstractmethod
+    def report(self, events: list[dict[str, Any]]) -> Report:
+        """The session's end as the CLI's JSON output (one object per line) tells it."""
 
     def find(self, cli: str | None) -> str | None:
         if cli:
@@ -41,11 +61,11 @@ class Harness(ABC):
 
 class ClaudeCode(Harness):
     """Claude Code in print mode (``claude -p``): the prompt as the argument, every tool allowed
-    without asking (the workspace is the run's own), stream JSON on stdout. Its session log is
-    ``$HOME/.claude/projects/<workspace path with / as ->/<session id>.jsonl``, the logs of its
-    subagents under ``<session id>/subagents/``."""
+    without asking (the workspace is the run's own), stream JSON on stdout, ending with a
+    ``result`` event. Its session log is ``$HOME/.claude/projects/<workspace path with / as
+    ->/<session id>.jsonl``, the logs of its subagents under ``<session id>/subagents/``."""
 
-    def command(self, cli: str, *, prompt: str, model: str) -> list[str]:
+    def command(self, cli: str, *, prompt: str, model: str, effort: str) -> list[str]:
         return [
             cli,
             "-p",
@@ -58,7 +78,7 @@ class ClaudeCode(Harness):
             "--dangerously-skip-permissions",
         ]
 
-    def environment(self, home: Path) -> dict[str, str]:
+    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
         return {
             # no update checks, telemetry or error reports from a graded run
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -68,14 +88,84 @@ class ClaudeCode(Harness):
             "IS_SANDBOX": "1",
         }
 
-    def native_logs(self, home: Path, workspace: Path) -> list[tuple[str, Path]]:
-        projects = home / ".claude" / "projects"
+    def native_logs(self, home: Path) -> list[tuple[str, Path]]:
         found = []
-        for session in sorted(projects.glob("*/*.jsonl")):
+        for session in sorted((home / ".claude" / "projects").glob("*/*.jsonl")):
             found.append((session.name, session))
             for agent in sorted((session.parent / session.stem / "subagents").glob("*.jsonl")):
                 found.append((f"{session.stem}/subagents/{agent.name}", agent))
         return found
+
+    def report(self, events: list[dict[str, Any]]) -> Report:
+        report = Report()
+        for event in events:
+            report.session_id = str(event.get("session_id") or report.session_id)
+            if event.get("type") != "result":
+                continue
+            report.complete = True
+            if event.get("is_error"):
+                report.error = str(event.get("result") or event.get("subtype") or "")[:500]
+            report.turns = _integer(event.get("num_turns"))
+            report.cost_usd = _number(event.get("total_cost_usd"))
+            report.usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+        return report
+
+
+class Codex(Harness):
+    """Codex's ``codex exec --json``: no approvals and no sandbox of its own (the run's workspace
+    and HOME are the run's), the effort as ``model_reasoning_effort``; its JSON lines end a
+    finished session with ``turn.completed``. ``CODEX_HOME`` is the run's; with
+    ``OPENAI_BASE_URL`` set, a ``config.toml`` there names that endpoint as the model provider
+    (Responses API, the key from ``OPENAI_API_KEY``). Its session log is the rollout
+    ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``."""
+
+    def command(self, cli: str, *, prompt: str, model: str, effort: str) -> list[str]:
+        command = [cli, "exec", "--json", "--skip-git-repo-check"]
+        command += ["--dangerously-bypass-approvals-and-sandbox", "--model", model]
+        if effort:
+            command += ["--config", f"model_reasoning_effort={json.dumps(effort)}"]
+        return [*command, prompt]
+
+    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        if env.get("OPENAI_BASE_URL"):
+            (codex_home / "config.toml").write_text(
+                'model_provider = "arena"\n\n[model_providers.arena]\nname = "arena"\n'
+                f"base_url = {json.dumps(env['OPENAI_BASE_URL'])}\n"
+                'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+            )
+        return {"CODEX_HOME": str(codex_home)}
+
+    def native_logs(self, home: Path) -> list[tuple[str, Path]]:
+        rollouts = sorted((home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl"))
+        return [(path.name, path) for path in rollouts]
+
+    def report(self, events: list[dict[str, Any]]) -> Report:
+        report, usage = Report(), {}
+        for event in events:
+            kind = event.get("type")
+            if kind == "thread.started":
+                report.session_id = str(event.get("thread_id") or "")
+            elif kind == "turn.completed":
+                report.complete = True
+                usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            elif kind == "turn.failed":
+                error = event.get("error")
+                report.error = str(error.get("message") if isinstance(error, dict) else error)
+            elif kind == "error" and not report.complete:
+                report.error = str(event.get("message") or "")
+        report.error = report.error[:500] if not report.complete else ""
+        report.usage = usage
+        return report
+
+
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 HARNESSES: dict[str, Harness] = {
@@ -90,5 +180,10 @@ HARNESSES: dict[str, Harness] = {
             "CLAUDE_CODE_USE_VERTEX",
             "CLAUDE_CODE_MAX_RETRIES",  # the CLI's own retries of a failed request (default 10)
         ),
+    ),
+    "codex": Codex(
+        name="codex",
+        binary="codex",
+        provider_env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
     ),
 }

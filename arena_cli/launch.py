@@ -114,12 +114,12 @@ def run_agent(
     result.prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()
     env = _environment(chosen, out, gpu, lock_dir or DEFAULT_LOCK_DIR)
     result.cli_version = _version(executable, env)
-    command = chosen.command(executable, prompt=prompt, model=model)
+    command = chosen.command(executable, prompt=prompt, model=model, effort=effort)
     started = time.monotonic()
     result.exit_code, timed_out = _launch(command, workspace, env, out, budget_s)
     result.wall_time_s = round(time.monotonic() - started, 3)
-    _read_report(out / "stdout.txt", result)
-    result.native_logs = _collect(chosen.native_logs(home, workspace), out)
+    _read_report(chosen, out / "stdout.txt", result)
+    result.native_logs = _collect(chosen.native_logs(home), out)
     after = _digests(pack)
     result.mutated = sorted(name for name in before if before[name] != after[name])
     _copy_solution(workspace, out)
@@ -168,7 +168,7 @@ def _environment(harness: Harness, out: Path, gpu: str | None, lock_dir: Path) -
         lock_dir.mkdir(parents=True, exist_ok=True)
         env[GPU_LOCK_ENV] = str(lock_dir / f"gpu-{gpu}.lock")
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the pack's files stay as written
-    return env | harness.environment(out / "home")
+    return env | harness.prepare(out / "home", env)
 
 
 def _version(executable: str, env: dict[str, str]) -> str:
@@ -219,26 +219,21 @@ def _stop_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def _read_report(stdout: Path, result: RunResult) -> None:
-    """The CLI's final report in its stream JSON (`{"type": "result", ...}`): whether the session
-    finished, its id, turns, cost and usage; an error's text goes to `detail`."""
+def _read_report(harness: Harness, stdout: Path, result: RunResult) -> None:
+    """The CLI's JSON output, one object per line: whether the session finished, its id, the
+    error it ended with (in `detail`), and its turns, cost and usage."""
+    events = []
     for line in stdout.read_text(errors="replace").splitlines():
         try:
             event = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(event, dict):
-            continue
-        result.session_id = str(event.get("session_id") or result.session_id)
-        if event.get("type") != "result":
-            continue
-        result.session_complete = True
-        if event.get("is_error"):
-            result.detail = str(event.get("result") or event.get("subtype") or "")[:500]
-        result.turns = event.get("num_turns") if isinstance(event.get("num_turns"), int) else None
-        cost = event.get("total_cost_usd")
-        result.cost_usd = cost if isinstance(cost, int | float) else None
-        result.usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+        if isinstance(event, dict):
+            events.append(event)
+    report = harness.report(events)
+    result.session_id, result.session_complete = report.session_id, report.complete
+    result.detail, result.turns = report.error, report.turns
+    result.cost_usd, result.usage = report.cost_usd, report.usage
 
 
 def _collect(logs: list[tuple[str, Path]], out: Path) -> list[str]:

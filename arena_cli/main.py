@@ -102,7 +102,7 @@ def _run(commands) -> None:
     command = commands.add_parser(
         "run", help="launch an agent CLI on a problem in a workspace of its own (docs/launcher.md)"
     )
-    command.add_argument("--harness", required=True, help="the agent CLI: claude-code")
+    command.add_argument("--harness", required=True, help="the agent CLI: claude-code or codex")
     command.add_argument("--model", required=True)
     command.add_argument("--effort", default="", help="recorded with the run")
     command.add_argument("--problem", required=True)

@@ -1,11 +1,14 @@
-"""A scripted model server for the launcher's tests: it speaks the Anthropic Messages API
-(streaming, as Claude Code calls it through ANTHROPIC_BASE_URL) on 127.0.0.1 and replays a script
-of assistant turns, so that the real agent CLI runs end to end with no model reachable.
+"""A scripted model server for the launcher's tests: it speaks, streaming, the Anthropic Messages
+API (`POST /v1/messages`, as Claude Code calls it through ANTHROPIC_BASE_URL) and the OpenAI
+Responses API (`POST /v1/responses`, as Codex calls a configured provider) on 127.0.0.1 and
+replays a script of assistant turns, so that the real agent CLIs run end to end with no model
+reachable.
 
 A script is a list of turns. Each turn is a list of blocks, `{"text": "..."}` or
 `{"tool": "Write", "input": {...}}`, or `{"status": 429}` for a turn that answers with an HTTP
-error. The agent's main loop (a request that offers tools) gets the turn numbered by the
-assistant messages already in its conversation; side requests (a title, a summary) get a short
+error. The agent's main loop (a request that offers tools) gets the turn numbered by what its
+conversation already holds: the assistant messages (Messages API), the function calls
+(Responses API: one tool call per turn there); side requests (a title, a summary) get a short
 text. Every request is kept in `requests` for the test to read.
 """
 
@@ -40,7 +43,10 @@ class ScriptedModel:
     def turn_for(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
         if not body.get("tools"):
             return None  # a side request
-        done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        if "input" in body:  # Responses API
+            done = sum(1 for item in body["input"] if item.get("type") == "function_call")
+        else:
+            done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         return self.script[done] if done < len(self.script) else [{"text": "Done."}]
 
     def _handler(self):
@@ -54,13 +60,23 @@ class ScriptedModel:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 model.requests.append({"path": self.path, "body": body})
-                if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+                responses = self.path.startswith("/v1/responses")
+                if not (responses or self.path.startswith("/v1/messages")) or (
+                    "count_tokens" in self.path
+                ):
                     return self._json(200, {"input_tokens": 100})
                 turn = model.turn_for(body)
                 if turn and "status" in turn[0]:
                     error = {"type": "rate_limit_error", "message": "scripted rate limit"}
                     return self._json(turn[0]["status"], {"type": "error", "error": error})
-                self._stream(body, turn or [{"text": "Kernel work"}])
+                events = responses_events if responses else sse_events
+                self._stream(
+                    events(
+                        body.get("model", "scripted"),
+                        turn or [{"text": "Kernel work"}],
+                        len(model.requests),
+                    )
+                )
 
             def do_GET(self) -> None:
                 self._json(200, {})
@@ -79,23 +95,24 @@ class ScriptedModel:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, body: dict[str, Any], turn: list[dict[str, Any]]) -> None:
+            def _stream(self, events) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.end_headers()
-                for event in sse_events(body.get("model", "scripted"), turn, len(model.requests)):
+                for event in events:
                     self.wfile.write(event)
                 self.wfile.flush()
 
         return Handler
 
 
+def event(kind: str, data: dict[str, Any]) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+
+
 def sse_events(model: str, turn: list[dict[str, Any]], number: int):
     """The Messages API's stream for one assistant turn."""
-
-    def event(kind: str, data: dict[str, Any]) -> bytes:
-        return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
 
     usage = {"input_tokens": 1200, "output_tokens": 1, "cache_read_input_tokens": 0}
     message = {
@@ -133,3 +150,40 @@ def sse_events(model: str, turn: list[dict[str, Any]], number: int):
         {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 40}},
     )
     yield event("message_stop", {})
+
+
+def responses_events(model: str, turn: list[dict[str, Any]], number: int):
+    """The Responses API's stream for one assistant turn: a message item per text block, a
+    function_call item per tool block (its input as the JSON arguments)."""
+    response = {"id": f"resp_scripted_{number}", "object": "response", "model": model}
+    yield event("response.created", {"response": response | {"status": "in_progress"}})
+    for index, block in enumerate(turn):
+        if "tool" in block:
+            item = {
+                "type": "function_call",
+                "id": f"fc_{number}_{index}",
+                "call_id": f"call_{number}_{index}",
+                "name": block["tool"],
+                "arguments": json.dumps(block["input"]),
+                "status": "completed",
+            }
+            yield event("response.output_item.added", {"output_index": index, "item": item})
+        else:
+            item_id = f"msg_{number}_{index}"
+            content = [{"type": "output_text", "text": block["text"], "annotations": []}]
+            item = {"type": "message", "id": item_id, "role": "assistant", "content": content}
+            added = item | {"content": [], "status": "in_progress"}
+            yield event("response.output_item.added", {"output_index": index, "item": added})
+            delta = {"item_id": item_id, "output_index": index, "content_index": 0}
+            yield event("response.output_text.delta", delta | {"delta": block["text"]})
+        yield event("response.output_item.done", {"output_index": index, "item": item})
+    usage = {
+        "input_tokens": 1200,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 40,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1240,
+    }
+    yield event(
+        "response.completed", {"response": response | {"status": "completed", "usage": usage}}
+    )

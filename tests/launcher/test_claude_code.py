@@ -5,11 +5,11 @@ own session log are checked."""
 import hashlib
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from launcher_support import BROKEN, CHECK, HONEST, installed_cli, provider_env
 from model_server import ScriptedModel
 
 from arena_cli.launch import LaunchError, parse_budget, run_agent
@@ -21,54 +21,26 @@ from transcripts.lineage import rebuild_lineage
 from transcripts.model import Kind
 from transcripts.parsers import parse_files
 
-ROOT = Path(__file__).resolve().parents[2]
-CLAUDE = os.environ.get(
-    "ARENA_CLAUDE_CLI", str(ROOT / ".venv" / "npm" / "node_modules" / ".bin" / "claude")
-)
-HONEST = (ROOT / "tests" / "runners" / "solutions" / "row_sum" / "honest.py").read_text()
-BROKEN = HONEST.replace("tl.sum(partial, axis=0)", "tl.max(partial, axis=0)")
-CHECK = f"{sys.executable} check.py --device cpu"
 
-
-@pytest.fixture(autouse=True)
-def _cli_installed():
-    if not Path(CLAUDE).is_file():
-        pytest.fail(
-            f"no Claude Code CLI at {CLAUDE}: `make agents` installs it (or set ARENA_CLAUDE_CLI)"
-        )
+def claude() -> str:
+    return installed_cli("claude", "ARENA_CLAUDE_CLI")
 
 
 def launch(script, tmp_path: Path, budget_s: float = 120.0, **kwargs):
     out = tmp_path / "run"
-    with ScriptedModel(script(out / "workspace")) as model, _provider(model.url):
-        result = run_agent(
-            harness="claude-code",
-            model="claude-sonnet-4-5",
-            problem="row_sum",
-            out=out,
-            budget_s=budget_s,
-            cli=CLAUDE,
-            **kwargs,
-        )
+    with ScriptedModel(script(out / "workspace")) as model:
+        keys = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-scripted"}
+        with provider_env(**keys):
+            result = run_agent(
+                harness="claude-code",
+                model="claude-sonnet-4-5",
+                problem="row_sum",
+                out=out,
+                budget_s=budget_s,
+                cli=claude(),
+                **kwargs,
+            )
     return result, out, model
-
-
-class _provider:
-    """ANTHROPIC_BASE_URL and a key for the run, as a user's shell would hold them."""
-
-    def __init__(self, url: str):
-        self.values = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-scripted"}
-
-    def __enter__(self):
-        self.saved = {name: os.environ.get(name) for name in self.values}
-        os.environ.update(self.values)
-
-    def __exit__(self, *exc_info):
-        for name, value in self.saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def write(path: Path, content: str) -> dict:
@@ -190,7 +162,7 @@ def test_bad_inputs_say_what_is_wrong(tmp_path):
             problem="nope",
             out=tmp_path / "c",
             budget_s=1,
-            cli=CLAUDE,
+            cli=claude(),
         )
     assert (
         parse_budget("45m") == 2700 and parse_budget("1h30m") == 5400 and parse_budget("90") == 90
