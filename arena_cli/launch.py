@@ -45,6 +45,9 @@ OUTCOMES = {
 # Runs on one GPU share its lock file here (the caller's own cache, not a run's HOME).
 DEFAULT_LOCK_DIR = Path.home() / ".cache" / "kernel-arena" / "gpu-locks"
 GRACE_S = 10  # after the budget: SIGTERM to the process group, then this long before SIGKILL
+# The CLIs running now, in this process (their groups are their own: a signal to the caller does
+# not reach them, so whoever stops the caller stops these).
+LIVE: set[subprocess.Popen] = set()
 SOLUTION_FILES = ("solution.py", "*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp")
 # The caller's variables a run keeps (besides the harness's provider variables): no key, token or
 # cache of the caller's reaches the agent.
@@ -199,11 +202,20 @@ def _launch(
         except OSError as error:
             stderr.write(f"{command[0]}: {error}\n".encode())
             return None, False
+        LIVE.add(process)
         try:
             return process.wait(timeout=budget_s), False
         except subprocess.TimeoutExpired:
             _stop_group(process)
             return process.returncode, True
+        finally:
+            LIVE.discard(process)
+
+
+def stop_all() -> None:
+    """Stop every CLI still running, with its process group (a sweep told to stop)."""
+    for process in list(LIVE):
+        _stop_group(process)
 
 
 def _stop_group(process: subprocess.Popen) -> None:

@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     _evaluate(commands)
     _render(commands)
     _run(commands)
+    _sweep(commands)
     _login(commands)
     _submit(commands)
     return parser
@@ -117,6 +118,20 @@ def _run(commands) -> None:
     command.add_argument("--hardware", default="cpu", help="with --submit: hardware target slug")
     _server_flags(command)
     command.set_defaults(handler=run_run)
+
+
+def _sweep(commands) -> None:
+    command = commands.add_parser(
+        "sweep", help="every run of a matrix (harness x model x effort x problem x repeat)"
+    )
+    command.add_argument("matrix", type=Path, help="the matrix YAML (docs/launcher.md)")
+    command.add_argument("--out", type=Path, required=True, help="the sweep folder (resumable)")
+    command.add_argument("--retry-infra", action="store_true", help="run retryable outcomes again")
+    command.add_argument("--concurrency", type=int, help="runs at once (the matrix's otherwise)")
+    command.add_argument(
+        "--cli", action="append", default=[], metavar="HARNESS=PATH", help="a CLI's executable"
+    )
+    command.set_defaults(handler=run_sweep)
 
 
 def _submit(commands) -> None:
@@ -197,6 +212,23 @@ def run_run(args) -> int:
         return OK
     labels = Labels(args.problem, args.model, args.harness, args.hardware, args.effort)
     submit(_client(args, needs_token=True), read_run_folder(out), labels)
+    return OK
+
+
+def run_sweep(args) -> int:
+    from arena_cli.sweep import MatrixError, read_matrix, run_sweep, summary
+
+    try:
+        matrix = read_matrix(args.matrix)
+        clis = dict(item.split("=", 1) for item in args.cli)
+    except (MatrixError, ValueError) as error:
+        return _fail(f"{error} (--cli takes HARNESS=PATH)" if args.cli else str(error), BAD_INPUT)
+    if args.concurrency is not None and args.concurrency < 1:
+        return _fail("--concurrency must be 1 or more", BAD_INPUT)
+    manifest = run_sweep(
+        matrix, args.out, retry_infra=args.retry_infra, concurrency=args.concurrency, cli=clis
+    )
+    print(summary(matrix, manifest))
     return OK
 
 

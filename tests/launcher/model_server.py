@@ -9,19 +9,26 @@ A script is a list of turns. Each turn is a list of blocks, `{"text": "..."}` or
 error. The agent's main loop (a request that offers tools) gets the turn numbered by what its
 conversation already holds: the assistant messages (Messages API), the function calls
 (Responses API: one tool call per turn there); side requests (a title, a summary) get a short
-text. Every request is kept in `requests` for the test to read.
+text. Every request is kept in `requests` for the test to read. A script may also be a
+function of the agent's working folder, read from the request (the "Primary working directory"
+line of Claude Code's system prompt, Codex's `<cwd>`): one server then plays every run of a
+sweep.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+WORKING_FOLDER = re.compile(r"[Ww]orking directory: (/[^\s\"\\]+)|<cwd>(/[^<]+)</cwd>")
 
 
 class ScriptedModel:
-    def __init__(self, script: list[list[dict[str, Any]]]):
+    def __init__(self, script):
         self.script = script
         self.requests: list[dict[str, Any]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -43,11 +50,15 @@ class ScriptedModel:
     def turn_for(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
         if not body.get("tools"):
             return None  # a side request
+        script = self.script
+        if callable(script):
+            found = WORKING_FOLDER.search(json.dumps(body))
+            script = script(Path(found.group(1) or found.group(2)))
         if "input" in body:  # Responses API
             done = sum(1 for item in body["input"] if item.get("type") == "function_call")
         else:
             done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
-        return self.script[done] if done < len(self.script) else [{"text": "Done."}]
+        return script[done] if done < len(script) else [{"text": "Done."}]
 
     def _handler(self):
         model = self
