@@ -2,11 +2,13 @@
 
 Flags point a reviewer at runs worth reading; they change no score. Three sources, each
 recomputed when what it reads changes: ``grade`` (the headline evaluation: after each new
-headline), ``solution`` (near-identical code of another submitter's) and ``transcript`` (tool
-calls that reach outside the workspace: after each parse). An untrusted grade (not sandboxed,
+headline), ``solution`` (at upload: near-identical code of another submitter's, a prompt other
+than the problem's published one) and ``transcript`` (tool calls that reach outside the
+workspace: after each parse). An untrusted grade (not sandboxed,
 another GPU model) is different: it is never published or ranked.
 """
 
+import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -166,7 +168,26 @@ def refresh_solution_flags(*, run: Run) -> None:
             message = f"Near-identical to {len(earlier)} earlier run(s) of other submitters."
             evidence = [{"kind": "run", "run": str(uuid)} for uuid in earlier[:MAX_EVIDENCE]]
             flags.append(Flag("similar_solution", message, SOLUTION, evidence))
-    _replace(run, SOLUTION, flags)
+    differs = _prompt_differs(run)
+    _replace(run, SOLUTION, flags + ([differs] if differs else []))
+
+
+def _prompt_differs(run: Run) -> Flag | None:
+    """A run whose reported prompt hash (`arena run` records the sha256 of the PROMPT.md it gave
+    the agent) is not the hash of the problem's published statement: a run made with another
+    prompt, or on an earlier version of the problem."""
+    reported = run.prompt_hash.strip().lower().removeprefix("sha256:")
+    statement = run.problem.statement
+    if not reported or not statement:
+        return None
+    published = hashlib.sha256(statement.encode()).hexdigest()
+    if reported == published:
+        return None
+    message = (
+        f"Made with another prompt than the problem's published PROMPT.md (reported "
+        f"{reported[:12]}, published {published[:12]}), or on an earlier version of it."
+    )
+    return Flag("prompt_differs", message, SOLUTION)
 
 
 def refresh_transcript_flags(*, run: Run, session: Session | None) -> None:

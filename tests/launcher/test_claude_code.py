@@ -16,6 +16,8 @@ from arena_cli.launch import LaunchError, parse_budget, run_agent
 from arena_cli.main import main as arena
 from arena_cli.runfolder import read_run_folder
 from runners.evaluate import evaluate
+from runners.pack import render_prompt
+from runners.problem import load_problem
 from runners.schema import Verdict
 from transcripts.lineage import rebuild_lineage
 from transcripts.model import Kind
@@ -76,6 +78,9 @@ def test_a_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(tmp_pa
     assert result.cli_version.startswith("2.") and "Claude Code" in result.cli_version
     prompt = (out / "workspace" / "PROMPT.md").read_bytes()
     assert result.prompt_hash == hashlib.sha256(prompt).hexdigest()
+    # the platform's published statement hashes the same (submissions.services.integrity)
+    statement = render_prompt(load_problem("row_sum"))
+    assert result.prompt_hash == hashlib.sha256(statement.encode()).hexdigest()
     saved = json.loads((out / "result.json").read_text())
     assert saved["outcome"] == "ok" and saved["prompt_hash"] == result.prompt_hash
     assert saved["budget_s"] == 120.0 and saved["model"] == "claude-sonnet-4-5"

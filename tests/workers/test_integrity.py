@@ -184,6 +184,27 @@ def test_near_identical_solutions_of_other_submitters_are_flagged():
     assert flag["evidence"] == [{"kind": "run", "run": str(first.uuid)}]
 
 
+def test_a_prompt_other_than_the_published_one_is_flagged():
+    import hashlib
+
+    run = make_graded_run()
+    run.problem.statement = "# Row sum\n\nWrite a kernel.\n"
+    run.problem.save(update_fields=["statement"])
+    published = hashlib.sha256(run.problem.statement.encode()).hexdigest()
+    for reported, flagged in (
+        ("", False),
+        (published, False),
+        (f"sha256:{published}", False),
+        ("0" * 64, True),
+    ):
+        Run.objects.filter(pk=run.pk).update(prompt_hash=reported)
+        integrity.refresh_solution_flags(run=Run.objects.get(pk=run.pk))
+        codes = [flag["code"] for flag in Run.objects.get(pk=run.pk).flags]
+        assert codes == (["prompt_differs"] if flagged else []), reported
+    (flag,) = Run.objects.get(pk=run.pk).flags
+    assert f"reported 000000000000, published {published[:12]}" in flag["message"]
+
+
 def test_tool_calls_reaching_outside_the_workspace_are_flagged_with_permalinks():
     events = [
         Event(kind=Kind.TOOL_CALL, id="t1", tool_name="Read", file_path="/work/solution.py"),
