@@ -221,6 +221,8 @@ def metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     }
     sources = {name: "metadata" for name, value in columns.items() if value is not None}
     columns |= {name: _text(_lookup(metadata, keys)) for name, keys in _TEXT_KEYS.items()}
+    budget = _number(metadata.get("budget_s"))
+    columns["budget_s"] = budget if budget else None  # a declared budget, not a figure
     return columns | {"figure_sources": sources}
 
 

@@ -246,6 +246,7 @@ class RunSerializer(RunCreatedSerializer):
             "figure_sources",
             "cli_version",
             "prompt_hash",
+            "budget_s",
             "latest_evaluation",
             "evaluations",
             "timing_spread",

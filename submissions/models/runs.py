@@ -213,6 +213,9 @@ class Run(models.Model):
     figure_sources = models.JSONField(default=dict, blank=True)
     cli_version = models.CharField(max_length=100, blank=True)
     prompt_hash = models.CharField(max_length=128, blank=True)
+    # The wall budget the run was launched under, in seconds (metadata budget_s; `arena run`
+    # writes it), where declared.
+    budget_s = models.FloatField(null=True, blank=True)
 
     transcript_status = models.CharField(
         max_length=16, choices=TranscriptStatus.choices, default=TranscriptStatus.PENDING

@@ -92,3 +92,25 @@ def test_the_run_page_has_a_constant_number_of_queries(client, django_assert_max
         make_evaluation(run)
     with django_assert_max_num_queries(7):  # the lineage gradings among them
         assert client.get(run.get_absolute_url()).status_code == 200
+
+
+def test_a_declared_budget_is_kept_shown_and_given_by_the_api(api, registry, client):
+    metadata = json.dumps({"budget_s": 2700, "wall_time_s": 1800.5, "outcome": "ok"})
+    uploaded = api.post(
+        "/api/v1/runs/", form(registry, metadata=metadata, **loose_files()), format="multipart"
+    )
+    assert uploaded.status_code == 201, uploaded.content
+    run = Run.objects.get()
+    assert run.budget_s == 2700 and run.wall_time_s == 1800.5
+    assert "budget_s" not in run.figure_sources  # a declaration, not a measured figure
+    Run.objects.update(published=True)
+    page = client.get(urlsplit(uploaded.json()["url"]).path).content.decode()
+    assert "30 min" in page and "budget 45 min" in page
+    assert api.get(f"/api/v1/runs/{run.uuid}/").json()["budget_s"] == 2700.0
+    for bad in ("45m", -5, 0, True):  # left out: not a number of seconds above zero
+        Run.objects.all().delete()
+        metadata = json.dumps({"budget_s": bad})
+        api.post(
+            "/api/v1/runs/", form(registry, metadata=metadata, **loose_files()), format="multipart"
+        )
+        assert Run.objects.get().budget_s is None, bad
