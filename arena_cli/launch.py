@@ -28,7 +28,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from arena_cli.harnesses import HARNESSES, Harness
+from arena_cli.runfolder import sidecar_files
 from runners.pack_check import GPU_LOCK_ENV
+from runners.solution_files import SOLUTION_NAME
 
 # outcome -> (meaning, retryable: a failure of the infrastructure, not of the agent)
 OUTCOMES = {
@@ -48,7 +50,6 @@ GRACE_S = 10  # after the budget: SIGTERM to the process group, then this long b
 # The CLIs running now, in this process (their groups are their own: a signal to the caller does
 # not reach them, so whoever stops the caller stops these).
 LIVE: set[subprocess.Popen] = set()
-SOLUTION_FILES = ("solution.py", "*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp")
 # The caller's variables a run keeps (besides the harness's provider variables): no key, token or
 # cache of the caller's reaches the agent.
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "CUDA_HOME", "LD_LIBRARY_PATH", "VIRTUAL_ENV")
@@ -259,10 +260,11 @@ def _collect(logs: list[tuple[str, Path]], out: Path) -> list[str]:
 
 
 def _copy_solution(workspace: Path, out: Path) -> None:
-    for pattern in SOLUTION_FILES:
-        for path in workspace.glob(pattern):
-            if path.is_file() and not path.is_symlink():
-                shutil.copyfile(path, out / path.name)
+    """solution.py and the native sources beside it, as `arena submit` finds them
+    (arena_cli.runfolder.sidecar_files); a symlink is not the agent's file and is left."""
+    for path in [workspace / SOLUTION_NAME, *sidecar_files(workspace)]:
+        if path.is_file() and not path.is_symlink():
+            shutil.copyfile(path, out / path.name)
 
 
 def _outcome(result: RunResult, timed_out: bool, has_solution: bool, out: Path) -> str:

@@ -218,11 +218,14 @@ def run_run(args) -> int:
 def run_sweep(args) -> int:
     from arena_cli.sweep import MatrixError, read_matrix, run_sweep, summary
 
+    bad = [item for item in args.cli if "=" not in item]
+    if bad:
+        return _fail(f"--cli {bad[0]}: write HARNESS=PATH", BAD_INPUT)
     try:
         matrix = read_matrix(args.matrix)
-        clis = dict(item.split("=", 1) for item in args.cli)
-    except (MatrixError, ValueError) as error:
-        return _fail(f"{error} (--cli takes HARNESS=PATH)" if args.cli else str(error), BAD_INPUT)
+    except MatrixError as error:
+        return _fail(str(error), BAD_INPUT)
+    clis = dict(item.split("=", 1) for item in args.cli)
     if args.concurrency is not None and args.concurrency < 1:
         return _fail("--concurrency must be 1 or more", BAD_INPUT)
     manifest = run_sweep(

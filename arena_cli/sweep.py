@@ -22,6 +22,7 @@ process groups.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -129,7 +130,7 @@ def run_sweep(
     say(f"sweep {out}: {len(matrix.runs)} run(s), {done} finished before, {len(pending)} to run")
     lock, counter = threading.Lock(), iter(range(1, len(pending) + 1))
     stopping = threading.Event()  # set when the sweep is told to stop: what ends then is not kept
-    gpus = iter(matrix.gpus * len(pending)) if matrix.gpus else None
+    gpus = itertools.cycle(matrix.gpus) if matrix.gpus else None
 
     def one(run: Planned) -> None:
         folder = _fresh_folder(out / run.key)

@@ -227,10 +227,12 @@ def command_grade(args: argparse.Namespace) -> None:
         )
     done = _done(args.out)
     pending: queue.Queue = queue.Queue()
-    again = [r for r in published_runs(args.checkout, args.gpu) if _matches(r, args.again)]
-    runs = [r for r in published_runs(args.checkout, args.gpu) if r["run_id"] not in done]
-    runs = [r for r in runs if not args.only or args.only in r["run_id"]]
-    runs = again + [r for r in runs if r not in again]
+    runs = [
+        r
+        for r in published_runs(args.checkout, args.gpu)
+        if _matches(r, args.again)
+        or (r["run_id"] not in done and (not args.only or args.only in r["run_id"]))
+    ]
     for run in sorted(runs, key=lambda r: _order(r, args.first + args.again)):
         pending.put({**run, "slug": slug_for(run["problem"])})
     lock = threading.Lock()
@@ -599,7 +601,7 @@ class GpuSampler:
 
     def summary(self) -> dict[str, Any]:
         rows = [line.split(", ") for line in self.lines if line.count(",") == 2]
-        clocks = [float(row[0]) for row in rows if row[0].strip().isdigit()]
+        clocks = [float(row[0]) for row in rows if _is_number(row[0])]
         power = [float(row[1]) for row in rows if _is_number(row[1])]
         return {
             "samples": len(rows),

@@ -81,7 +81,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from runners.evaluate import evaluate
     from runners.problem import ProblemError
 
-    if args.progress:
+    if args.progress and not progress.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
         progress.addHandler(handler)

@@ -149,15 +149,15 @@ def count_graph_replays(graph_class: type) -> None:
 
     def capture_begin(self, *args, **kwargs):
         begin(self, *args, **kwargs)
-        self._arena_launches = -_count[0]
+        self._arena_capture_from = _count[0]
 
     def capture_end(self, *args, **kwargs):
         end(self, *args, **kwargs)
-        self._arena_launches = getattr(self, "_arena_launches", -_count[0]) + _count[0]
+        self._arena_launches = _count[0] - getattr(self, "_arena_capture_from", _count[0])
 
     def counted_replay(self, *args, **kwargs):
         replayed = replay(self, *args, **kwargs)
-        _count[0] += max(getattr(self, "_arena_launches", 0), 0)
+        _count[0] += getattr(self, "_arena_launches", 0)
         return replayed
 
     counted_replay._arena_counted = True

@@ -199,7 +199,7 @@ class Performance:
         recheck = self.grading.recheck_timed(plan, reply, out, settings.vary_seed)
         out.unlink(missing_ok=True)
         progress.info(
-            "timed %s: %d calls, re-checked in %.1f s",
+            "timed %s: %d calls, timing and re-check in %.1f s",
             plan.name,
             len(reply["event_ms"]),
             time.monotonic() - started,

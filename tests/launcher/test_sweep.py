@@ -109,3 +109,6 @@ def test_a_bad_matrix_says_what_is_wrong(tmp_path):
         else:
             raise AssertionError(f"accepted: {text}")
     assert arena(["sweep", str(path), "--out", str(tmp_path / "s")]) == 2
+    path.write_text(MATRIX)
+    assert arena(["sweep", str(path), "--out", str(tmp_path / "s"), "--cli", "claude"]) == 2
+    assert not (tmp_path / "s").exists()  # nothing started
