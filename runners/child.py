@@ -7,6 +7,7 @@ shape parameters. The parent decides every verdict from the saved outputs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 import time
@@ -15,7 +16,7 @@ from typing import Any
 
 import torch
 
-from runners import launches, protocol, timing
+from runners import construction, launches, protocol, timing
 
 _type = type
 _Tensor = torch.Tensor
@@ -23,6 +24,7 @@ _equal = torch.equal
 _save = torch.save
 _load = torch.load
 _synchronize = torch.cuda.synchronize
+_perf_counter = timing._perf_counter  # captured before the solution is imported
 
 
 class Candidate:
@@ -35,11 +37,32 @@ class Candidate:
         self.inputs: dict[str, Any] = {}
         # Installed before the solution is imported, so its Triton kernels are counted.
         self.launches = launches.install()
+        # Where the current request's time went, for the progress log's detail (its word only).
+        self.phases: dict[str, float] = {}
+
+    def accounted(self, handler):
+        """`handler` with its reply saying where its time went (model, inputs, calls, save)."""
+
+        def handle(request: dict[str, Any]) -> dict[str, Any]:
+            self.phases = {}
+            reply = handler(request)
+            return {**reply, "phases": {k: round(v, 2) for k, v in self.phases.items()}}
+
+        return handle
+
+    @contextlib.contextmanager
+    def _phase(self, name: str):
+        started = _perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[name] = self.phases.get(name, 0.0) + _perf_counter() - started
 
     def build(self, request: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         if self.module is None:
-            self.module = _import_solution(self.solution)
+            with self._phase("import"):
+                self.module = _import_solution(self.solution)
         self._model_for(request["init"], request["state"])
         return {"seconds": time.perf_counter() - started, **_integrity()}
 
@@ -50,7 +73,7 @@ class Candidate:
         # Outputs are copied as they come: a module may return one buffer it keeps and
         # overwrites on every call, and each call is compared with its own expected outputs.
         storages: list[set[int]] = []  # per call, where its outputs live
-        with torch.no_grad():
+        with torch.no_grad(), self._phase("calls"):
             for index, args in enumerate(input_sets):
                 pristine = timing.fresh_copy(args)
                 out = self._call(model, args)
@@ -59,7 +82,8 @@ class Candidate:
                 outputs.append([None if o is None else o.clone() for o in plain])
                 if not all(_same(a, p) for a, p in zip(args, pristine, strict=True)):
                     mutated.append(index)
-        _save({"outputs": outputs}, request["out"])
+        with self._phase("save"):
+            _save({"outputs": outputs}, request["out"])
         aliased = sum(map(len, storages)) > len(set().union(*storages))
         reply = {"type_errors": type_errors, "mutated": mutated, "aliased": aliased}
         return reply | _integrity()
@@ -70,18 +94,20 @@ class Candidate:
         settings = timing.Settings.from_dict(request["settings"])
         # No synchronize inside the window: the clock synchronizes the device after the end
         # event and compares the two, which exposes work left running on other streams.
-        samples = timing.measure(
-            lambda args: model(*args),
-            bases,
-            device=self.device,
-            settings=settings,
-            launches=self.launches,
-        )
+        with self._phase("measure"):
+            samples = timing.measure(
+                lambda args: model(*args),
+                bases,
+                device=self.device,
+                settings=settings,
+                launches=self.launches,
+            )
         type_errors: list[str] = []
         kept = [
             (base, call, _plain_outputs(out, base, type_errors)) for base, call, out in samples.kept
         ]
-        _save({"kept": kept}, request["out"])
+        with self._phase("save"):
+            _save({"kept": kept}, request["out"])
         return {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
 
     def profile(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +130,10 @@ class Candidate:
     def _inputs(self, path: str) -> list[list[Any]]:
         """Loaded once: timing reuses the correctness inputs (checked unmodified by then)."""
         if path not in self.inputs:
-            self.inputs[path] = _load(path, map_location=self.device, weights_only=True, mmap=True)
+            with self._phase("inputs"):
+                self.inputs[path] = _load(
+                    path, map_location=self.device, weights_only=True, mmap=True
+                )
         return self.inputs[path]
 
     def _call(self, model, args: list[Any]):
@@ -116,12 +145,14 @@ class Candidate:
     def _model_for(self, init_path: str, state_path: str):
         if self.model_key != (init_path, state_path):
             self.model = None
-            init = _load(init_path, weights_only=True)
-            state = _load(state_path, weights_only=True)
-            model_class = getattr(self.module, "ModelNew", None) or self.module.Model
-            model = model_class(*init)
-            model.load_state_dict(state, strict=True)
-            self.model = model.to(self.device).eval()
+            with self._phase("construct"):
+                init = _load(init_path, weights_only=True)
+                model_class = getattr(self.module, "ModelNew", None) or self.module.Model
+                model = construction.build(model_class, init, self.device)
+            with self._phase("load state"):
+                model.load_state_dict(_load(state_path, weights_only=True), strict=True)
+            with self._phase("to device"):
+                self.model = model.to(self.device).eval()
             self.model_key = (init_path, state_path)
         return self.model
 
@@ -165,9 +196,9 @@ def main() -> None:
     solution, device = Path(argv[argv.index("--solution") + 1]), argv[argv.index("--device") + 1]
     candidate = Candidate(solution, device)
     handlers = {
-        "build": candidate.build,
-        "run": candidate.run,
-        "time": candidate.time,
-        "profile": candidate.profile,
+        "build": candidate.accounted(candidate.build),
+        "run": candidate.accounted(candidate.run),
+        "time": candidate.accounted(candidate.time),
+        "profile": candidate.accounted(candidate.profile),
     }
     protocol.serve(handlers, reply_fd)

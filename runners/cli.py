@@ -40,7 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--json", type=Path, help="write the EvaluationResult here")
     grade.add_argument("--baselines", type=Path, help="cached reference timings (JSON)")
     grade.add_argument(
-        "--progress", action="store_true", help="say each step of the grade on stderr as it ends"
+        "--progress",
+        nargs="?",
+        const="steps",
+        choices=("steps", "detail"),
+        help="say each step of the grade on stderr as it ends; detail: also each request to the "
+        "candidate and reference processes, with where the candidate spent its time",
     )
     grade.set_defaults(handler=_evaluate)
     pack = commands.add_parser("pack", help="write a problem's agent pack")
@@ -85,7 +90,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
         progress.addHandler(handler)
-        progress.setLevel(logging.INFO)
+        progress.setLevel(logging.DEBUG if args.progress == "detail" else logging.INFO)
     try:
         baselines = read_baselines(args.baselines) if args.baselines else {}
         result = evaluate(args.problem, args.solution, device=args.device, baselines=baselines)

@@ -2,9 +2,9 @@
 
 Two views, because neither sees everything:
 - Triton launches are counted in Python, for every call: `install` wraps the launch entry of
-  Triton's JIT (and of its CPU interpreter) before the solution is imported, and counts the
-  launches of kernels defined in the solution module; a CUDA graph's replay counts the launches
-  its capture recorded.
+  Triton's JIT (and of its CPU interpreter) and a compiled kernel's own launcher before the
+  solution is imported, and counts the launches of kernels defined in the solution module; a
+  CUDA graph's replay counts the launches its capture recorded.
 - On CUDA, the profiler names the kernels a few calls ran, which covers CUDA kernels built with
   load_inline that Python never sees launch.
 `defined_kernels` reads the names the solution defines from its source, for the parent to match
@@ -61,6 +61,7 @@ LIBRARY_NAMESPACES = frozenset(
 )
 
 _count = [0]
+_in_jit = [0]  # how deep the JIT's launch entry is on this process's stack
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,12 @@ def install() -> Callable[[], int] | None:
     for cls in (jit.JITFunction, interpreter.InterpretedFunction):
         if not getattr(cls.run, "_arena_counted", False):
             cls.run = _counted(cls.run)
+    try:
+        from triton.compiler import CompiledKernel
+    except ImportError:
+        CompiledKernel = None
+    if CompiledKernel is not None:
+        count_direct_launches(CompiledKernel)
     import torch
 
     count_graph_replays(torch.cuda.CUDAGraph)
@@ -166,9 +173,43 @@ def count_graph_replays(graph_class: type) -> None:
     graph_class.replay = counted_replay
 
 
+def count_direct_launches(kernel_class: type) -> None:
+    """Count launches made through a compiled kernel's own launcher, `kernel.run(grid_x, ...,
+    stream, kernel.function, kernel.packed_metadata, ...)`, which skips the JIT's launch entry
+    to save its few microseconds of host work per call (kinetic-0715's KDA kernels, published
+    correct, read as launching none of its kernels before this). A launch from inside the JIT's
+    entry is counted there, once. Where the Triton in use keeps `run` other than as a property
+    of the compiled kernel, such launches stay uncounted (the profiler's view still names
+    them)."""
+    original = kernel_class.__dict__.get("run")
+    if not isinstance(original, property) or getattr(original.fget, "_arena_counted", False):
+        return
+
+    def run(self):
+        launcher = original.fget(self)
+        fn = getattr(getattr(self, "src", None), "fn", None)
+        if getattr(getattr(fn, "fn", None), "__module__", None) != SOLUTION_MODULE:
+            return launcher
+
+        def counted_launch(*args, **kwargs):
+            launched = launcher(*args, **kwargs)
+            if not _in_jit[0]:  # the JIT's entry counts its own launches
+                _count[0] += 1
+            return launched
+
+        return counted_launch
+
+    run._arena_counted = True
+    kernel_class.run = property(run)
+
+
 def _counted(run: Callable[..., Any]) -> Callable[..., Any]:
     def counted_run(self, *args, grid, warmup, **kwargs):
-        launched = run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        _in_jit[0] += 1
+        try:
+            launched = run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        finally:
+            _in_jit[0] -= 1
         if not warmup and getattr(self.fn, "__module__", None) == SOLUTION_MODULE:
             _count[0] += 1  # after the launch: one that raised did not run
         return launched

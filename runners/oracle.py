@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch.serialization import default_restore_location
 
-from runners import protocol, timing
+from runners import construction, protocol, timing
 from runners.compare import (
     Comparison,
     compare_call,
@@ -300,7 +300,7 @@ class Oracle:
         if self.starter is None:
             self.starter = _import_module(self.problem_dir / "starter.py", "starter")
         init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
-        starter = self.starter.ModelNew(*init)
+        starter = construction.build(self.starter.ModelNew, init, device)
         starter.load_state_dict(model.state_dict(), strict=True)
         return starter.to(device).eval()
 

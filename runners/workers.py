@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runners import progress
+
 _MAX_REPLY_BYTES = 64 * 2**20
 
 
@@ -34,6 +36,19 @@ class WorkerDied(WorkerError):
     def signal_name(self) -> str | None:
         number = exit_signal(self.returncode)
         return signal.Signals(number).name if number else None
+
+
+def _phases(phases: Any) -> str:
+    """A child's own account of where a request's time went (the candidate's is its word
+    only: shown in the progress log, never used for a verdict)."""
+    if not isinstance(phases, dict) or not phases:
+        return ""
+    parts = (
+        f"{str(name)[:20]} {value:.1f} s"
+        for name, value in phases.items()
+        if isinstance(value, int | float)
+    )
+    return " (" + ", ".join(parts) + ")"
 
 
 def exit_signal(returncode: int | None) -> int | None:
@@ -84,13 +99,21 @@ class Worker:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._raise_died()
-        reply = self._read_reply(time.monotonic() + timeout_s)
+        started = time.monotonic()
+        reply = self._read_reply(started + timeout_s)
         if reply.pop("nonce", None) != nonce:
             self.kill()
             raise WorkerError(
                 "a reply not written by the engine (its nonce is not the request's): something "
                 "in the process wrote to the reply channel"
             )
+        progress.debug(
+            "  %s %s: %.1f s%s",
+            self.log_path.stem,
+            message.get("op"),
+            time.monotonic() - started,
+            _phases(reply.get("phases")),
+        )
         return reply
 
     def _read_reply(self, deadline: float) -> dict[str, Any]:

@@ -161,6 +161,31 @@ def test_cli_progress_says_each_step_on_stderr_as_it_ends():
     assert "gate static" not in quiet.stderr
 
 
+def test_cli_progress_detail_says_each_request_and_the_candidates_phases():
+    solution = HERE / "solutions" / "runtime" / "honest.py"
+    done = run_cli(
+        "evaluate",
+        "--problem",
+        str(TINY),
+        "--solution",
+        str(solution),
+        "--device",
+        "cpu",
+        "--progress",
+        "detail",
+    )
+    assert done.returncode == 0, done.stderr
+    requests = [line.split(" ", 1)[1].strip() for line in done.stderr.splitlines() if "  " in line]
+    build = next(r for r in requests if r.startswith("candidate build: "))
+    assert "(import " in build and "construct " in build and "to device " in build
+    run = next(r for r in requests if r.startswith("candidate run: "))
+    assert "inputs " in run and "calls " in run and "save " in run
+    timed = next(r for r in requests if r.startswith("candidate time: "))
+    assert "measure " in timed
+    assert any(r.startswith("reference prepare: ") for r in requests)
+    assert any(r.startswith("reference recheck: ") for r in requests)
+
+
 def refuse_non_finite(constant: str):
     raise AssertionError(f"{constant} in the result JSON")
 

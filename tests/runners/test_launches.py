@@ -3,6 +3,7 @@
 from runners import launches
 from runners.launches import (
     DefinedKernels,
+    count_direct_launches,
     count_graph_replays,
     defined_kernels,
     launch_problems,
@@ -186,3 +187,58 @@ def test_a_graph_replay_counts_the_launches_its_capture_recorded(monkeypatch):
     empty.replay()
     assert launches._count[0] - before == 4
     assert RecordingGraph.replays == 3
+
+
+class Source:
+    """Stands in for Triton's ASTSource: `fn` is the JIT function, whose `fn` is the Python one."""
+
+    def __init__(self, module: str):
+        def kernel():
+            pass
+
+        kernel.__module__ = module
+        self.fn = type("JITFunction", (), {"fn": kernel})()
+
+
+class CompiledStandIn:
+    """Stands in for triton.compiler.CompiledKernel, which needs a GPU to load: `run` is a
+    property that returns the kernel's launcher, as in the Triton the engine runs."""
+
+    def __init__(self, module: str):
+        self.src = Source(module)
+        self.launched = 0
+
+    @property
+    def run(self):
+        def launcher(*args):
+            self.launched += 1
+
+        return launcher
+
+
+class JitStandIn:
+    """The JIT's launch entry: it launches through the compiled kernel's `run`."""
+
+    def __init__(self, compiled: CompiledStandIn):
+        self.compiled = compiled
+        self.fn = compiled.src.fn.fn
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if not warmup:
+            self.compiled.run(*grid, *args)
+
+
+def test_direct_launches_of_the_solutions_compiled_kernels_count_once(monkeypatch):
+    monkeypatch.setattr(launches, "_count", [0])
+    monkeypatch.setattr(CompiledStandIn, "run", CompiledStandIn.__dict__["run"])
+    count_direct_launches(CompiledStandIn)
+    count_direct_launches(CompiledStandIn)  # installed once, however often asked
+    own, library = CompiledStandIn("solution"), CompiledStandIn("torch._inductor")
+    own.run(1, 1, 1, "stream", "function", "metadata", None, None, None, "x")
+    library.run(1, 1, 1)
+    assert launches._count[0] == 1 and own.launched == 1 and library.launched == 1
+    jit_run = launches._counted(JitStandIn.run)  # the JIT's entry, as install wraps it
+    jit_run(JitStandIn(own), "x", grid=(1, 1, 1), warmup=False)
+    jit_run(JitStandIn(own), "x", grid=(1, 1, 1), warmup=True)
+    assert launches._count[0] == 2 and own.launched == 2  # the JIT's launch counted once
+    assert launches._in_jit[0] == 0
