@@ -199,7 +199,7 @@ def engine_settings(hold_timeout_us: float):
 GRADE_TIMEOUT_S = 900
 DOBENCH_TIMEOUT_S = 600
 GRADE_ESTIMATE_S = 90  # no grade starts that would end past --until by this estimate
-SLOW_ESTIMATE_S = 400  # the estimate for a grade of SLOW_PROBLEMS
+SLOW_ESTIMATE_S = 300  # the estimate for a grade of SLOW_PROBLEMS
 
 
 def command_grade(args: argparse.Namespace) -> None:
@@ -452,6 +452,7 @@ def command_grade_one(args: argparse.Namespace) -> None:
             "--json",
             str(args.json),
             "--progress",
+            "detail",
         ]
     )
 
@@ -627,7 +628,8 @@ AGREE_WITHIN = 0.05
 TIMED_US = 50.0
 # Where our verdict and theirs differ, the class says whose it is: what the engine catches that
 # they publish as correct, a rule of ours (with why), their grading failing a solution we find
-# correct, or our bug (none may be left). bench/peer_classes.json holds the classes read from
+# correct (their infrastructure, or their check with no reason published), or our bug (none
+# may be left). bench/peer_classes.json holds the classes read from
 # the code of a run; the rest follow from the verdicts.
 CLASSES = {
     "agree": "verdicts agree",
@@ -636,6 +638,7 @@ CLASSES = {
     "our_rule": "a rule of ours",
     "environment": "the grading machine lacks what it builds with",
     "peer_infrastructure": "their grading failed, not the solution",
+    "peer_check": "their check fails it, with no reason published; ours pass it",
     "our_bug": "our bug",
 }
 
