@@ -136,18 +136,15 @@ def test_cli_writes_a_result_and_exits_zero_for_a_failing_candidate(tmp_path: Pa
     assert "forbidden" in done.stdout
 
 
-def test_cli_progress_says_each_step_on_stderr_as_it_ends():
+def evaluate_honest(*flags: str):
     solution = HERE / "solutions" / "runtime" / "honest.py"
-    done = run_cli(
-        "evaluate",
-        "--problem",
-        str(TINY),
-        "--solution",
-        str(solution),
-        "--device",
-        "cpu",
-        "--progress",
+    return run_cli(
+        "evaluate", "--problem", str(TINY), "--solution", str(solution), "--device", "cpu", *flags
     )
+
+
+def test_cli_progress_says_each_step_on_stderr_as_it_ends():
+    done = evaluate_honest("--progress")
     assert done.returncode == 0, done.stderr
     steps = [line.split(" ", 1)[1] for line in done.stderr.splitlines() if line[:2].isdigit()]
     assert steps[:2] == ["gate static: started", "gate static: pass in 0.0 s"]
@@ -155,25 +152,12 @@ def test_cli_progress_says_each_step_on_stderr_as_it_ends():
     assert any(step.startswith("compared smoke 1: match") for step in steps)
     assert any(step.startswith("timed smoke 1: ") for step in steps)
     assert steps[-1].startswith("gate score: pass in ")
-    quiet = run_cli(
-        "evaluate", "--problem", str(TINY), "--solution", str(solution), "--device", "cpu"
-    )
+    quiet = evaluate_honest()
     assert "gate static" not in quiet.stderr
 
 
 def test_cli_progress_detail_says_each_request_and_the_candidates_phases():
-    solution = HERE / "solutions" / "runtime" / "honest.py"
-    done = run_cli(
-        "evaluate",
-        "--problem",
-        str(TINY),
-        "--solution",
-        str(solution),
-        "--device",
-        "cpu",
-        "--progress",
-        "detail",
-    )
+    done = evaluate_honest("--progress", "detail")
     assert done.returncode == 0, done.stderr
     requests = [line.split(" ", 1)[1].strip() for line in done.stderr.splitlines() if "  " in line]
     build = next(r for r in requests if r.startswith("candidate build: "))
