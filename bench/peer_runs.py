@@ -22,6 +22,10 @@ under `public/runs/<gpu>/<run>_solution.py.txt` and the peer's verdict and per-s
         a long call timed by do_bench and by the engine while nvidia-smi samples the SM clock
         and power: whether a difference is the GPU's power limit under sustained load
 
+    python bench/peer_runs.py their-check --checkout PEER --runs ID... --out F.jsonl
+        the peer's own check.py on chosen runs (where their verdict differs from ours and they
+        publish no reason), in a scratch copy of their problem folder: its exit status and output
+
     python bench/peer_runs.py report F.jsonl... --classes bench/peer_classes.json --out MD
         the agreement report: per run the peer's verdict and peak fraction and ours, our reason,
         engine / do_bench per shape, and each disagreement's class
@@ -643,6 +647,48 @@ CLASSES = {
 }
 
 
+def command_their_check(args: argparse.Namespace) -> None:
+    """The peer's own check.py on runs whose verdicts differ from ours without a published
+    reason (class peer_check): each run's solution folder copied into a scratch copy of the
+    peer's problem folder inside the checkout (their check finds its `src` package two levels
+    up), their check run there on this machine's GPU, its exit status and last lines appended
+    as JSON lines. Their property cases need `hypothesis` installed."""
+    problems = problems_dir(args.checkout, args.gpu)
+    for run in published_runs(args.checkout, args.gpu):
+        if not _matches(run, args.runs):
+            continue
+        scratch = problems / f"_arena_check_{run['run_id']}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.copytree(problems / run["problem"], scratch)
+        try:
+            for path in solution_folder(run, scratch).iterdir():
+                shutil.copy(path, scratch / path.name)
+            started = time.perf_counter()
+            try:
+                done = subprocess.run(
+                    [sys.executable, "check.py"],
+                    cwd=scratch,
+                    capture_output=True,
+                    text=True,
+                    timeout=args.timeout,
+                    check=False,
+                )
+                status, output = done.returncode, done.stdout + done.stderr
+            except subprocess.TimeoutExpired as expired:
+                status, output = "timeout", str(expired.stdout or "")
+            record = {
+                "run_id": run["run_id"],
+                "their_verdict": run.get("failure_reason") or "pass",
+                "status": status,
+                "seconds": round(time.perf_counter() - started, 1),
+                "tail": output[-2000:],
+            }
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        _append(args.out, record)
+        print(f"{run['run_id']}: exit {status}: {record['tail'][-200:]!r}", flush=True)
+
+
 def command_report(args: argparse.Namespace) -> None:
     records = _latest(
         [
@@ -893,6 +939,12 @@ def main() -> None:
     clocks.add_argument("--run", required=True, help="a run id substring naming one run")
     clocks.add_argument("--json", type=Path, required=True)
     clocks.add_argument("--shapes", default="4", help="visible shape indexes, 1-based: 3,4")
+    theirs = commands.add_parser("their-check", help="the peer's check.py on chosen runs")
+    theirs.add_argument("--checkout", type=Path, required=True)
+    theirs.add_argument("--gpu", default="h100")
+    theirs.add_argument("--runs", nargs="+", required=True, help="run id substrings")
+    theirs.add_argument("--out", type=Path, required=True)
+    theirs.add_argument("--timeout", type=float, default=300.0)
     report = commands.add_parser("report", help="the agreement report (markdown)")
     report.add_argument("results", type=Path, nargs="+")
     report.add_argument("--classes", type=Path, required=True)
@@ -908,6 +960,7 @@ def main() -> None:
         "dobench-one": command_dobench_one,
         "clocks": command_clocks,
         "report": command_report,
+        "their-check": command_their_check,
     }
     handlers[args.command](args)
     if args.command in ("timing", "grade"):
