@@ -663,9 +663,10 @@ def command_their_check(args: argparse.Namespace) -> None:
     up), their check run there on this machine's GPU, its exit status and last lines appended
     as JSON lines. Their property cases need `hypothesis` installed."""
     problems = problems_dir(args.checkout, args.gpu)
-    for run in published_runs(args.checkout, args.gpu):
-        if not _matches(run, args.runs):
-            continue
+    chosen = [run for run in published_runs(args.checkout, args.gpu) if _matches(run, args.runs)]
+    if not chosen:
+        raise SystemExit(f"no published {args.gpu} run matches {' or '.join(args.runs)}")
+    for run in chosen:
         scratch = problems / f"_arena_check_{run['run_id']}"
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.copytree(problems / run["problem"], scratch)

@@ -19,7 +19,6 @@ from torch.overrides import TorchFunctionMode
 
 # Below this many elements a CPU draw is quicker than the round trip to the device.
 MIN_ELEMENTS = 1 << 20
-_TENSOR_DRAWS = frozenset({torch._C.TensorBase.normal_, torch._C.TensorBase.uniform_})
 
 
 def _initializers() -> frozenset:
@@ -33,11 +32,13 @@ def _initializers() -> frozenset:
     )
 
 
+_DRAWS = frozenset({torch._C.TensorBase.normal_, torch._C.TensorBase.uniform_}) | _initializers()
+
+
 class _DeviceDraws(TorchFunctionMode):
     def __init__(self, device: str):
         super().__init__()
         self.device = device
-        self.draws = _TENSOR_DRAWS | _initializers()
         self.moved = 0  # draws made on the device
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -58,7 +59,7 @@ class _DeviceDraws(TorchFunctionMode):
 
     def _target(self, func, args: tuple, kwargs: dict[str, Any]) -> torch.Tensor | None:
         """The CPU tensor a large random draw fills, or None for any other call."""
-        if func not in self.draws or kwargs.get("generator") is not None:
+        if func not in _DRAWS or kwargs.get("generator") is not None:
             return None  # a CPU generator the caller chose keeps its draw
         target = args[0] if args else kwargs.get("tensor")
         if type(target) not in (torch.Tensor, torch.nn.Parameter):
