@@ -3,6 +3,7 @@
     python bench/deck_gpu.py measure --out DIR [--problems a,b] [--compile visible|all|none]
         [--shapes hidden2,visible0]
     python bench/deck_gpu.py grade --out DIR --baselines DIR/deck.json [--problems a,b]
+        [--verdicts-only]
 
 `measure` works in one process, shape by shape (visible, then held-out): the reference's inputs
 and outputs for every seed, the eager, torch.compile and library (reference.py's Library)
@@ -71,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", default="", help="only these shape ids (hidden2,visible0)")
     parser.add_argument(
         "--controls", default="honest", help="grade: these controls of each problem (honest,...)"
+    )
+    parser.add_argument(
+        "--verdicts-only",
+        action="store_true",
+        help="grade: the reference is not timed (no eager, compile or library figures); the "
+        "verdicts and the candidate's own timings are unchanged",
     )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -469,6 +476,8 @@ def grade(slugs: list[str], args) -> None:
     from runners import performance
 
     performance.DEFAULT_TIME_CAP_S = args.time_cap
+    if args.verdicts_only:  # as bench/peer_runs.py grades: minutes less on the largest problems
+        performance.Performance._baselines = lambda self, plan: None
     baselines = _cached_baselines(args.baselines) if args.baselines else {}
     wanted = [c for c in args.controls.split(",") if c]
     jobs = [(s, c) for s in slugs for c in wanted if (SOLUTIONS / s / f"{c}.py").is_file()]

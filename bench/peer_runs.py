@@ -19,8 +19,10 @@ under `public/runs/<gpu>/<run>_solution.py.txt` and the peer's verdict and per-s
 
     python bench/peer_runs.py clocks --checkout PEER --problems DEST --run ID --json F.json
         [--shapes 3,4]
-        a long call timed by do_bench and by the engine while nvidia-smi samples the SM clock
-        and power: whether a difference is the GPU's power limit under sustained load
+        one run's shapes timed by do_bench and by the engine's loop with and without its hold
+        and from an idle device, with the host's time per call, while nvidia-smi samples the SM
+        clock and power: whether a difference is the GPU's power limit under sustained load,
+        the host's pace, or host work inside a call that waits on the device
 
     python bench/peer_runs.py their-check --checkout PEER --runs ID... --out F.jsonl
         the peer's own check.py on chosen runs (where their verdict differs from ours and they
@@ -470,10 +472,11 @@ def command_grade_one(args: argparse.Namespace) -> None:
     )
 
 
-def grade_models(args: argparse.Namespace):
-    """Per visible shape of a grade: its plan, the solution's model built as the reference process
-    builds the reference's (the problem's seeds, parameters loaded from the reference), and the
-    grade's own input sets (the problem's seeds and distributions)."""
+def grade_models(args: argparse.Namespace, wanted: set[int] | None = None):
+    """Per visible shape of a grade (those of `wanted`, 1-based, if given): its plan, the
+    solution's model built as the reference process builds the reference's (the problem's
+    seeds, parameters loaded from the reference), and the grade's own input sets (the problem's
+    seeds and distributions)."""
     import torch
 
     from runners import oracle
@@ -488,6 +491,8 @@ def grade_models(args: argparse.Namespace):
     model_class = getattr(solution, "ModelNew", None) or solution.Model
     visible, _ = plan_shapes(problem, "cuda")
     for plan in visible:
+        if wanted is not None and plan.index + 1 not in wanted:
+            continue
         model, init = reference_process._reference_model(plan.message(), "cuda")
         init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
         candidate = model_class(*init)
@@ -548,12 +553,17 @@ def host_ms(model: Any, inputs: list[Any], calls: int = 30) -> float:
 
 
 def command_clocks(args: argparse.Namespace) -> None:
-    """Where the engine and do_bench differ on a long call: each visible shape of --shapes of one
-    published run timed by do_bench (calls back to back) and by the engine's loop (a flush and a
-    synchronize between calls), on the grade's first input set, while nvidia-smi samples the
-    GPU's SM clock, power and throttle reasons every 20 ms. A call that runs at a lower clock
-    under do_bench's sustained load reads slower there for the GPU's power limit, not for the
-    timing."""
+    """Where the engine and do_bench differ: each visible shape of --shapes of one published run,
+    on the grade's first input set, timed by do_bench (calls back to back), by the engine's loop
+    as it grades (a flush and a synchronize between calls, the hold), by that loop without the
+    hold, and from an idle device (the flush synchronized before the start event, as the engine
+    times a solution with streams of its own), then do_bench again, while nvidia-smi samples the
+    GPU's SM clock, power and throttle reasons every 20 ms; with the host's time per call from
+    an idle device. A call that runs at a lower clock under do_bench's sustained load reads
+    slower there for the GPU's power limit; a call whose host time exceeds its device time is
+    bound by the host, which do_bench reads and the hold keeps out; a call that waits on the
+    device inside itself reads its host time from an idle device, which do_bench's flush
+    hides."""
     import torch
 
     from runners.kernelbench_hard.convert import slug_for
@@ -566,31 +576,40 @@ def command_clocks(args: argparse.Namespace) -> None:
     wanted = {int(index) for index in args.shapes.split(",")}
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
     rows = []
-    for plan, candidate, input_sets in grade_models(args):
-        if plan.index + 1 not in wanted:
-            continue
+    for plan, candidate, input_sets in grade_models(args, wanted):
         row = {"name": shape_name(plan.set, plan.index)}
-        for name in ("do_bench", "engine", "do_bench_again"):
+        for name in CLOCKS_VARIANTS:
             with torch.no_grad(), GpuSampler(gpu) as sampler:
-                median_ms = _median_ms(name, candidate, input_sets[0])
+                median_ms, hold_dropped = _median_ms(name, candidate, input_sets[0])
             row[name] = {"us": round(median_ms * 1e3, 2), **sampler.summary()}
+            if hold_dropped:
+                row[name]["hold_dropped"] = True
+        row["host_us"] = round(host_ms(candidate, input_sets[0]) * 1e3, 2)
         rows.append(row)
         print(json.dumps(row), flush=True)
     args.json.write_text(json.dumps({"shapes": rows}, indent=1))
 
 
-def _median_ms(name: str, model: Any, inputs: list[Any]) -> float:
+# The loops `clocks` times each shape with, in this order.
+CLOCKS_VARIANTS = ("do_bench", "engine", "engine_no_hold", "engine_idle", "do_bench_again")
+
+
+def _median_ms(name: str, model: Any, inputs: list[Any]) -> tuple[float, bool]:
+    """A variant's median in ms, and whether the engine's loop dropped its hold."""
     import triton.testing
 
     from runners import performance, timing
 
     if name.startswith("do_bench"):
-        return triton.testing.do_bench(lambda: model(*inputs), rep=2000, return_mode="median")
-    settings = engine_settings(performance.HOLD_TIMEOUT_US)
+        median = triton.testing.do_bench(lambda: model(*inputs), rep=2000, return_mode="median")
+        return median, False
+    hold = performance.HOLD_TIMEOUT_US if name == "engine" else 0.0
+    settings = engine_settings(hold)
     settings.cap_s = 2.0
     settings.warmup_s = performance.COMPUTE_WARMUP_S  # as a compute-bound problem's grade warms
+    settings.idle_start = name == "engine_idle"
     samples = timing.measure(lambda a: model(*a), [inputs], device="cuda", settings=settings)
-    return statistics.median(samples.event_ms)
+    return statistics.median(samples.event_ms), samples.hold_dropped
 
 
 class GpuSampler:
@@ -942,7 +961,7 @@ def main() -> None:
         sub.add_argument("--solution", type=Path, required=True)
         sub.add_argument("--json", type=Path, required=True)
     one.add_argument("--quick", action="store_true")
-    clocks = commands.add_parser("clocks", help="engine and do_bench with the GPU's clocks")
+    clocks = commands.add_parser("clocks", help="engine and do_bench four ways, the GPU's clocks")
     clocks.add_argument("--checkout", type=Path, required=True)
     clocks.add_argument("--gpu", default="h100")
     clocks.add_argument("--problems", type=Path, required=True, help="the imported problems")
