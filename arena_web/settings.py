@@ -4,6 +4,7 @@ Nothing set: DEBUG, SQLite under var/, Celery tasks run eagerly in-process. Prod
 DEBUG=0, SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis).
 """
 
+import os
 import shlex
 import sys
 import tempfile
@@ -237,6 +238,34 @@ ARENA_GPU_LOCK_DIR = env_str(
     "ARENA_GPU_LOCK_DIR", str(Path(tempfile.gettempdir()) / "kernel-arena-gpu-locks")
 )
 
+# --- Agent workers (services.campaigns; docs/launcher.md "Verified campaigns") ---
+# Verified campaigns launch the agent CLIs on workers of this queue (`celery -A arena_web worker
+# -Q agents`). The provider keys they pass to the CLIs are read from the worker's environment
+# here, by name, and never stored in the database.
+AGENT_QUEUE = "agents"
+ARENA_AGENT_ENV = {
+    name: os.environ[name]
+    for name in env_list(
+        "ARENA_AGENT_ENV_NAMES",
+        [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "CODEX_API_KEY",
+            "GEMINI_API_KEY",
+            "GOOGLE_GEMINI_BASE_URL",
+        ],
+    )
+    if name in os.environ
+}
+# The CLIs' executables: `make agents` installs them here; empty means each CLI on PATH.
+ARENA_AGENT_CLI_DIR = env_str("ARENA_AGENT_CLI_DIR", str(BASE_DIR / ".venv/npm/node_modules/.bin"))
+ARENA_AGENT_RUNS_DIR = Path(env_str("ARENA_AGENT_RUNS_DIR", str(VAR_DIR / "agent-runs")))
+ARENA_AGENT_GPU = env_str("ARENA_AGENT_GPU") or None  # the GPU the agents' checks run on
+# The account verified runs are submitted as.
+ARENA_PLATFORM_USERNAME = env_str("ARENA_PLATFORM_USERNAME", "kernel-arena")
+
 # --- Evaluation workers (services.evaluations; docs/architecture.md "Celery queues") ---
 # The engine's command line; tests point it at a fake engine for fault injection.
 ARENA_ENGINE_COMMAND = shlex.split(env_str("ARENA_ENGINE_COMMAND")) or [
@@ -276,6 +305,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_ROUTES = {
     "submissions.sweep_evaluations": {"queue": "cpu"},
     "submissions.refresh_boards": {"queue": "cpu"},
+    "submissions.launch_agent": {"queue": AGENT_QUEUE},
 }
 CELERY_BEAT_SCHEDULE = {
     "sweep-evaluations": {

@@ -59,7 +59,15 @@ def run_detail_queryset() -> QuerySet[Run]:
     )
     return (
         Run.objects.annotate(retired_version_note=Subquery(retired.values("note")[:1]))
-        .select_related("problem", "language_model", "harness", "hardware", "solution", "submitter")
+        .select_related(
+            "problem",
+            "language_model",
+            "harness",
+            "hardware",
+            "solution",
+            "submitter",
+            "campaign_launch__campaign",
+        )
         .prefetch_related(
             "transcript_files",
             Prefetch("annotations", queryset=Annotation.objects.select_related("author")),

@@ -11,7 +11,7 @@ from django.utils import timezone
 from submissions import worker_checks  # noqa: F401  (connects the worker's startup checks)
 from submissions.boards import snapshot
 from submissions.models import Evaluation, HardwareTarget, Run
-from submissions.services import evaluations, queue, transcripts
+from submissions.services import campaigns, evaluations, queue, transcripts
 
 logger = logging.getLogger(__name__)
 
@@ -49,3 +49,9 @@ def refresh_boards(*, hardware_id: int) -> None:
         logger.warning("hardware target %s is gone; board refresh dropped", hardware_id)
         return
     snapshot.refresh_board(hardware_id=hardware_id)
+
+
+@shared_task(name=queue.LAUNCH_AGENT, acks_late=True, reject_on_worker_lost=True)
+def launch_agent(*, launch_id: int) -> None:
+    # on an agent worker (queue "agents"): minutes to hours of one CLI's run, then its upload
+    campaigns.run_launch(launch_id=launch_id)

@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.db import models
 from django.utils.html import format_html, format_html_join
 
-from submissions.admin import review
+from submissions.admin import campaigns, review  # noqa: F401  (campaigns registers itself)
 from submissions.models import (
     Annotation,
     ApiToken,

@@ -71,6 +71,7 @@ FILTER_NOTES = {
     "model": "Only these language models (slugs).",
     "provider": "Only models of these providers.",
     "category": "Only problems of these categories; scores are over those problems.",
+    "budget": "Only runs declaring these wall budgets (whole seconds, e.g. 2700), or `none`.",
 }
 FILTERS = [
     *(
@@ -79,6 +80,9 @@ FILTERS = [
     ),
     OpenApiParameter("since", OpenApiTypes.DATE, description="Runs created on or after."),
     OpenApiParameter("until", OpenApiTypes.DATE, description="Runs created on or before."),
+    OpenApiParameter(
+        "verified", OpenApiTypes.BOOL, description="Only runs a verified campaign launched."
+    ),
 ]
 CSV_NOTE = "CSV: one line per {}; missing figures are empty."
 

@@ -224,6 +224,9 @@ class RunSerializer(RunCreatedSerializer):
     evaluations = EvaluationSerializer(many=True)
     timing_spread = serializers.SerializerMethodField()
     annotations = AnnotationSerializer(many=True, read_only=True)
+    verified_campaign = serializers.SerializerMethodField(
+        help_text="The verified campaign that launched the run (its slug), or null for an upload"
+    )
 
     class Meta:
         model = Run
@@ -247,6 +250,7 @@ class RunSerializer(RunCreatedSerializer):
             "cli_version",
             "prompt_hash",
             "budget_s",
+            "verified_campaign",
             "latest_evaluation",
             "evaluations",
             "timing_spread",
@@ -255,6 +259,10 @@ class RunSerializer(RunCreatedSerializer):
             "invalidation_reason",
             "annotations",
         ]
+
+    def get_verified_campaign(self, run: Run) -> str | None:
+        campaign = run.verified_campaign
+        return campaign.slug if campaign else None
 
     @extend_schema_field(SolutionFileSerializer(many=True))
     def get_solution_files(self, run: Run) -> list:

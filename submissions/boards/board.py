@@ -13,10 +13,10 @@ import numpy as np
 from django.http import QueryDict
 
 from submissions.boards import snapshot
-from submissions.boards.snapshot import BoardRow, ConfigRef, ProblemRef, Records
-from submissions.models import HardwareTarget
+from submissions.boards.snapshot import BoardRow, BudgetCount, ConfigRef, ProblemRef, Records
+from submissions.models import HardwareTarget, Run
 
-LIST_FILTERS = ("harness", "model", "provider", "category")
+LIST_FILTERS = ("harness", "model", "provider", "category", "budget")
 DATE_FILTERS = ("since", "until")
 SORT_KEYS = (
     "rank",
@@ -63,21 +63,25 @@ class BoardFilters:
     model: tuple[str, ...] = ()  # language model slugs
     provider: tuple[str, ...] = ()
     category: tuple[str, ...] = ()  # problem categories
+    budget: tuple[str, ...] = ()  # declared wall budgets (snapshot.budget_keys)
     since: date | None = None  # runs created on or after, local date
     until: date | None = None  # runs created on or before
+    verified: bool = False  # only runs a verified campaign launched
 
     @classmethod
     def from_query(cls, query: QueryDict, *, strict: bool = False) -> "BoardFilters":
-        """Repeated keys (``?harness=a&harness=b``) and ISO dates; a date that does not parse
-        is ignored, or raises ValueError when ``strict``."""
+        """Repeated keys (``?harness=a&harness=b``), ISO dates and ``verified=1``; a date that
+        does not parse is ignored, or raises ValueError when ``strict``."""
         lists = {name: _distinct(query.getlist(name)) for name in LIST_FILTERS}
         dates = {name: _date(query.get(name), strict=strict) for name in DATE_FILTERS}
-        return cls(**lists, **dates)
+        verified = query.get("verified", "") in ("1", "true", "on")
+        return cls(**lists, **dates, verified=verified)
 
     def to_query(self) -> str:
         pairs = [(name, value) for name in LIST_FILTERS for value in getattr(self, name)]
         dates = [(name, getattr(self, name)) for name in DATE_FILTERS]
-        return urlencode(pairs + [(name, day.isoformat()) for name, day in dates if day])
+        pairs += [(name, day.isoformat()) for name, day in dates if day]
+        return urlencode(pairs + ([("verified", "1")] if self.verified else []))
 
     @property
     def is_empty(self) -> bool:
@@ -119,7 +123,13 @@ class Board:
     filters: BoardFilters
     sort: str
     descending: bool
+    budgets: list[BudgetCount]  # the declared budgets of the runs ranked, and their counts
     sort_keys: tuple[str, ...] = SORT_KEYS
+
+    @property
+    def mixes_budgets(self) -> bool:
+        """The ranking compares runs made under different wall budgets (pages say so)."""
+        return len(self.budgets) > 1
 
 
 def counted_demo_runs(*, hardware: HardwareTarget) -> int:
@@ -127,6 +137,14 @@ def counted_demo_runs(*, hardware: HardwareTarget) -> int:
     demo_history``): pages say so above the board."""
     runs = snapshot.counted_runs(hardware_id=hardware.pk)
     return runs.filter(metadata__demo="synthetic").count()
+
+
+def budget_choices() -> list[tuple[str, str]]:
+    """(key, label) of every wall budget a published run declared, the shortest first: what
+    the filter form offers (one query)."""
+    declared = Run.objects.filter(published=True).order_by().values_list("budget_s", flat=True)
+    found = snapshot.budget_counts_of(list(declared.distinct()))
+    return [(budget.key, budget.label) for budget in found]
 
 
 def ranked_hardware() -> list[HardwareTarget]:
@@ -145,7 +163,7 @@ def board(
     descending: bool | None = None,
 ) -> Board:
     """An unknown sort key sorts by rank; ``descending`` None takes the column's usual way."""
-    rows, problems, computed_at = _rows(hardware=hardware, filters=filters)
+    rows, problems, budgets, computed_at = _rows(hardware=hardware, filters=filters)
     sort = sort if sort in SORT_KEYS else "rank"
     descending = sort not in ASCENDING_FIRST if descending is None else descending
     return Board(
@@ -156,6 +174,7 @@ def board(
         filters=filters,
         sort=sort,
         descending=descending,
+        budgets=budgets,
     )
 
 
@@ -169,7 +188,8 @@ def _rows(*, hardware: HardwareTarget, filters: BoardFilters):
         return snapshot.stored_rows(hardware=hardware)
     records, computed_at = snapshot.stored_records(hardware=hardware)
     records = filter_records(records=records, filters=filters)
-    return snapshot.board_rows(records=records), records.problems, computed_at
+    budgets = snapshot.budget_counts(records.runs)
+    return snapshot.board_rows(records=records), records.problems, budgets, computed_at
 
 
 def sort_rows(rows: list[BoardRow], *, key: str, descending: bool) -> list[BoardRow]:
@@ -192,6 +212,10 @@ def filter_records(*, records: Records, filters: BoardFilters) -> Records:
     keep_config = np.array([filters.admits(config) for config in records.configs], dtype=bool)
     runs = records.runs
     chosen = keep_config[runs.config] & keep_problem[runs.problem] & _in_dates(runs, filters)
+    if filters.budget:
+        chosen &= np.isin(snapshot.budget_keys(runs.budget_s), filters.budget)
+    if filters.verified:
+        chosen &= runs.verified
     renumbered = np.cumsum(keep_problem) - 1
     table = runs.take(chosen)
     problems = list(compress(records.problems, keep_problem))

@@ -17,7 +17,7 @@ from submissions.boards import snapshot, stats
 from submissions.boards.board import Board, BoardFilters
 from submissions.boards.configs import ConfigRef
 from submissions.boards.matrix import Cell, Matrix, MatrixRow
-from submissions.boards.snapshot import BoardRow, ProblemRef
+from submissions.boards.snapshot import BoardRow, BudgetCount, ProblemRef
 from submissions.models import HardwareTarget, Problem
 
 
@@ -36,6 +36,8 @@ class BoardExport:
     descending: bool
     problems: list[ProblemRef]
     rows: list[BoardRow]
+    # the declared wall budgets of the runs ranked: more than one means the ranking mixes them
+    budgets: list[BudgetCount]
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ def board_export(board: Board) -> BoardExport:
         descending=board.descending,
         problems=board.problems,
         rows=board.rows,
+        budgets=board.budgets,
     )
 
 

@@ -33,7 +33,8 @@ from submissions.models import (
     ShapeResult,
 )
 
-FORMAT_VERSION = 3  # 2: grader failures left out of the rows; 3: integrity exclusions
+FORMAT_VERSION = 4  # 2: grader failures left out of the rows; 3: integrity exclusions;
+# 4: each run's declared budget and whether a verified campaign launched it, the budgets counted
 Verdict = Evaluation.Verdict
 
 # The matrix's failure chips. A run whose timing was rejected produced no time the board can
@@ -94,6 +95,8 @@ class RunTable:
     wall_time_s: np.ndarray = field(metadata={"dtype": float})
     created: np.ndarray = field(metadata={"dtype": str})  # ISO 8601, local time
     uuid: np.ndarray = field(metadata={"dtype": str})
+    budget_s: np.ndarray = field(metadata={"dtype": float})  # the declared wall budget, or NaN
+    verified: np.ndarray = field(metadata={"dtype": bool})  # launched by a verified campaign
 
     @classmethod
     def from_json(cls, columns: dict[str, list]) -> "RunTable":
@@ -205,6 +208,8 @@ RUN_VALUES = (
     "output_tokens",
     "cost_usd",
     "wall_time_s",
+    "budget_s",
+    "campaign_launch",
     "headline_evaluation_id",
 )
 
@@ -274,6 +279,8 @@ def _record(value: dict, *, problem: int, config: int, speedup: tuple) -> dict:
         "wall_time_s": _rounded(value["wall_time_s"]),
         "created": timezone.localtime(value["created_at"]).isoformat(timespec="seconds"),
         "uuid": str(value["uuid"]),
+        "budget_s": value["budget_s"],
+        "verified": value["campaign_launch"] is not None,
     }
 
 
@@ -296,10 +303,11 @@ def refresh_board(*, hardware_id: int) -> BoardSnapshot:
         list(current.select_for_update().values_list("pk"))
         records = build_records(hardware_id=hardware_id)
         rows = [asdict(row) for row in board_rows(records=records)]
+        budgets = [asdict(budget) for budget in budget_counts(records.runs)]
         snapshot, _ = current.update_or_create(
             hardware_id=hardware_id,
             defaults={
-                "data": {**records.to_json(), "rows": rows},
+                "data": {**records.to_json(), "rows": rows, "budgets": budgets},
                 "format_version": FORMAT_VERSION,
                 "computed_at": timezone.now(),
             },
@@ -336,13 +344,65 @@ def read(*, hardware: HardwareTarget, parts: tuple[str, ...] = ()) -> Stored:
     return Stored(found.pop("computed_at"), found)
 
 
-def stored_rows(*, hardware: HardwareTarget) -> tuple[list[BoardRow], list[ProblemRef], datetime]:
-    stored = read(hardware=hardware, parts=("rows", "problems"))
+def stored_rows(
+    *, hardware: HardwareTarget
+) -> tuple[list[BoardRow], list[ProblemRef], list["BudgetCount"], datetime]:
+    stored = read(hardware=hardware, parts=("rows", "problems", "budgets"))
     rows = [BoardRow(**row) for row in stored.parts["rows"]]
     problems = [ProblemRef(**problem) for problem in stored.parts["problems"]]
-    return rows, problems, stored.computed_at
+    budgets = [BudgetCount(**budget) for budget in stored.parts["budgets"]]
+    return rows, problems, budgets, stored.computed_at
 
 
 def stored_records(*, hardware: HardwareTarget) -> tuple[Records, datetime]:
     stored = read(hardware=hardware, parts=("problems", "configs", "runs"))
     return Records.from_json(stored.parts), stored.computed_at
+
+
+# -- budgets --------------------------------------------------------------------------------------
+NO_BUDGET = "none"  # the budget key of runs that declared none
+
+
+@dataclass(frozen=True)
+class BudgetCount:
+    """One declared wall budget among a board's runs (``key``: whole seconds, or NO_BUDGET)."""
+
+    key: str
+    runs: int
+
+    @property
+    def label(self) -> str:
+        return budget_label(self.key)
+
+
+def budget_keys(budget_s: np.ndarray) -> np.ndarray:
+    """Each run's budget key: its declared budget in whole seconds, or NO_BUDGET."""
+    return np.array(
+        [NO_BUDGET if math.isnan(value) else str(round(value)) for value in budget_s.tolist()],
+        dtype=object,
+    )
+
+
+def budget_counts(runs: RunTable) -> list[BudgetCount]:
+    """The budgets among the runs, the shortest first and undeclared last."""
+    return budget_counts_of(runs.budget_s)
+
+
+def budget_counts_of(budget_s) -> list[BudgetCount]:
+    """The budgets among these figures (seconds, None or NaN for none), with their counts."""
+    figures = np.array([np.nan if value is None else value for value in budget_s], dtype=float)
+    keys, counts = np.unique(budget_keys(figures).astype(str), return_counts=True)
+    found = [BudgetCount(key=str(k), runs=int(n)) for k, n in zip(keys, counts, strict=True)]
+    return sorted(found, key=lambda b: (b.key == NO_BUDGET, int(b.key) if b.key.isdigit() else 0))
+
+
+def budget_label(key: str) -> str:
+    """ "45 min", "2 h", "1 h 30 min", "90 s"; "no declared budget" for NO_BUDGET."""
+    if key == NO_BUDGET or not key.isdigit():
+        return "no declared budget"
+    seconds = int(key)
+    if seconds % 60:
+        return f"{seconds} s"
+    hours, minutes = divmod(seconds // 60, 60)
+    parts = ([f"{hours} h"] if hours else []) + ([f"{minutes} min"] if minutes else [])
+    return " ".join(parts)

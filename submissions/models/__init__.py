@@ -1,5 +1,6 @@
 from submissions.models.audit import Annotation, RetiredProblemVersion, RunForReview
 from submissions.models.boards import BoardSnapshot
+from submissions.models.campaigns import Campaign, CampaignLaunch
 from submissions.models.evaluations import BaselineTiming, Evaluation, ShapeResult
 from submissions.models.lineage import LineageVersion, RunLineage
 from submissions.models.registry import (
@@ -17,6 +18,8 @@ __all__ = [
     "ApiToken",
     "BaselineTiming",
     "BoardSnapshot",
+    "Campaign",
+    "CampaignLaunch",
     "Evaluation",
     "HardwareTarget",
     "Harness",

@@ -245,6 +245,13 @@ class Run(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("submissions:run-detail", kwargs={"run_id": self.uuid})
 
+    @property
+    def verified_campaign(self):
+        """The verified campaign that launched this run (services.campaigns), or None for an
+        uploaded run. Select ``campaign_launch__campaign`` with the run to spare two queries."""
+        launch = getattr(self, "campaign_launch", None)
+        return launch.campaign if launch else None
+
 
 class TranscriptFile(models.Model):
     """One transcript file, stored byte for byte; ``name`` is its path inside the run folder."""

@@ -54,7 +54,8 @@ def kept(request, names: tuple[str, ...]) -> list[tuple[str, str]]:
 
 
 def filter_choices() -> dict:
-    """What the filter form offers: the registry's models, harnesses, providers, categories."""
+    """What the filter form offers: the registry's models, harnesses, providers, categories,
+    and the wall budgets runs declared."""
     return {
         "models": LanguageModel.objects.order_by("display_name").values_list(
             "slug", "display_name"
@@ -69,6 +70,7 @@ def filter_choices() -> dict:
             .distinct()
         ),
         "categories": Problem.Category.choices,
+        "budgets": boards.budget_choices(),
     }
 
 

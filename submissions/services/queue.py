@@ -17,14 +17,27 @@ logger = logging.getLogger(__name__)
 EVALUATE = "submissions.evaluate"
 PROCESS_TRANSCRIPT = "submissions.process_transcript"
 REFRESH_BOARDS = "submissions.refresh_boards"
+LAUNCH_AGENT = "submissions.launch_agent"
 
 INSPECT_TIMEOUT_S = 1.0
 # kombu's Redis transport serves priority 0 first and 9 last; a message without one is sent as 0.
 LOW_PRIORITY = 9
 
 
-def enqueue(name: str, *, queue: str | None = None, priority: int | None = None, **kwargs) -> None:
-    current_app.tasks[name].apply_async(kwargs=kwargs, queue=queue, priority=priority)
+def enqueue(
+    name: str,
+    *,
+    queue: str | None = None,
+    priority: int | None = None,
+    time_limit_s: float | None = None,
+    **kwargs,
+) -> None:
+    """``time_limit_s``: this message's soft time limit (the hard one a minute later), for a
+    task whose length the sender knows (an agent launch's budget) instead of the default."""
+    limits = {}
+    if time_limit_s is not None:
+        limits = {"soft_time_limit": time_limit_s, "time_limit": time_limit_s + 60}
+    current_app.tasks[name].apply_async(kwargs=kwargs, queue=queue, priority=priority, **limits)
 
 
 def enqueue_on_commit(name: str, *, queue: str | None = None, robust: bool = False, **kwargs):

@@ -139,7 +139,7 @@ def test_the_stored_rows_follow_the_board_arithmetic(arena, grade):
 def test_reading_a_missing_snapshot_computes_it(arena, grade):
     grade(score=0.5)
 
-    rows, _, computed_at = snapshot.stored_rows(hardware=arena.h100)
+    rows, _, _, computed_at = snapshot.stored_rows(hardware=arena.h100)
 
     assert [row.score for row in rows] == [0.25]
     assert BoardSnapshot.objects.get(hardware=arena.h100).computed_at == computed_at
@@ -152,7 +152,7 @@ def test_a_snapshot_of_another_format_is_recomputed_on_read(arena, grade):
         format_version=snapshot.FORMAT_VERSION + 1, data={}
     )
 
-    rows, _, computed_at = snapshot.stored_rows(hardware=arena.h100)
+    rows, _, _, computed_at = snapshot.stored_rows(hardware=arena.h100)
 
     assert len(rows) == 1
     assert computed_at > stale.computed_at

@@ -7,6 +7,7 @@ from django.urls import reverse
 from submissions.models import (
     ApiToken,
     BaselineTiming,
+    Campaign,
     Evaluation,
     HardwareTarget,
     Harness,
@@ -35,6 +36,7 @@ MODELS = [
     ApiToken,
     RunForReview,
     RetiredProblemVersion,
+    Campaign,
 ]
 
 
@@ -63,6 +65,10 @@ def admin_client(client, registry):
     RetiredProblemVersion.objects.create(
         problem=run.problem, version=run.problem_version, note="wrong", retired_by=make_user("m")
     )
+    campaign = Campaign.objects.create(
+        slug="nightly", name="Nightly", hardware=registry["hardware"], budget_s=2700
+    )
+    campaign.harnesses.add(registry["harness"])
     return client
 
 

@@ -1,0 +1,199 @@
+"""Verified campaigns: the platform launches the agent CLIs itself (``arena run`` on agent
+workers), with the published prompt, a declared budget and keys from the workers' settings, and
+submits each run as the platform account. Such runs are *verified*: the board can show them
+alone.
+
+``start`` plans a campaign's matrix and queues one launch per cell; the agent worker's task
+calls ``run_launch``. A launch the agent finished, overran or left without a solution becomes a
+published run, graded like any other (its failures count: a campaign keeps every attempt); a
+launch the infrastructure failed makes no run and goes back to the queue with ``retry_failed``.
+"""
+
+import contextlib
+import itertools
+import json
+import logging
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files import File
+from django.db import transaction
+
+from arena_cli.harnesses import HARNESSES
+from arena_cli.launch import OUTCOMES, LaunchError, run_agent
+from arena_cli.runfolder import sidecar_files, transcript_files
+from submissions.models import Campaign, CampaignLaunch, Run
+from submissions.services import queue
+from submissions.services.runs import create_run, set_published
+from submissions.uploads import IncomingFile, RunFiles
+
+logger = logging.getLogger(__name__)
+
+# The outcomes of the agent's own making: they become runs. The others are the infrastructure's
+# (provider errors, a CLI that would not start) and count for no one.
+AGENT_OUTCOMES = frozenset({"ok", "no_solution", "timeout", "template_mutated"})
+# Celery's limits for a launch: the budget, the launcher's grace and its own bookkeeping.
+LAUNCH_OVERHEAD_S = 300
+Status = CampaignLaunch.Status
+
+
+class CampaignError(Exception):
+    """The campaign cannot be started; the message says why."""
+
+
+def plan(campaign: Campaign) -> int:
+    """Create the launches of the campaign's matrix that do not exist yet; how many."""
+    harnesses = list(campaign.harnesses.all())
+    unknown = [h.slug for h in harnesses if h.slug not in HARNESSES]
+    if unknown:
+        raise CampaignError(
+            f"no launcher for harness {', '.join(unknown)} (arena run knows {', '.join(HARNESSES)})"
+        )
+    cells = itertools.product(
+        harnesses,
+        campaign.language_models.all(),
+        campaign.effort_list,
+        campaign.problems.all(),
+        range(1, campaign.repeats + 1),
+    )
+    launches = [
+        CampaignLaunch(
+            campaign=campaign,
+            harness=harness,
+            language_model=model,
+            effort=effort,
+            problem=problem,
+            repeat=repeat,
+        )
+        for harness, model, effort, problem, repeat in cells
+    ]
+    if not launches:
+        raise CampaignError(
+            f"{campaign}: the matrix is empty (it needs harnesses, models and problems)"
+        )
+    before = campaign.launches.count()
+    CampaignLaunch.objects.bulk_create(launches, ignore_conflicts=True)
+    return campaign.launches.count() - before
+
+
+def start(campaign: Campaign) -> int:
+    """Plan the campaign and send every queued launch to the agent workers; how many."""
+    with transaction.atomic():
+        plan(campaign)
+        queued = list(campaign.launches.filter(status=Status.QUEUED).values_list("pk", flat=True))
+        for launch_id in queued:
+            _send(launch_id, campaign.budget_s)
+    return len(queued)
+
+
+def retry_failed(campaign: Campaign) -> int:
+    """Send the launches the infrastructure failed again; how many."""
+    with transaction.atomic():
+        failed = campaign.launches.select_for_update().filter(status=Status.FAILED)
+        ids = list(failed.values_list("pk", flat=True))
+        CampaignLaunch.objects.filter(pk__in=ids).update(status=Status.QUEUED)
+        for launch_id in ids:
+            _send(launch_id, campaign.budget_s)
+    return len(ids)
+
+
+def _send(launch_id: int, budget_s: float) -> None:
+    queue.enqueue_on_commit(
+        queue.LAUNCH_AGENT, launch_id=launch_id, time_limit_s=budget_s + LAUNCH_OVERHEAD_S
+    )
+
+
+def run_launch(*, launch_id: int) -> CampaignLaunch | None:
+    """Launch one cell on this worker and submit its run; a launch not queued (another delivery
+    of the message took it) is left alone."""
+    with transaction.atomic():
+        claimed = CampaignLaunch.objects.select_for_update().filter(
+            pk=launch_id, status=Status.QUEUED
+        )
+        launch = claimed.select_related("campaign").first()
+        if launch is None:
+            return None
+        launch.status, launch.attempts = Status.RUNNING, launch.attempts + 1
+        launch.save(update_fields=["status", "attempts", "updated_at"])
+    campaign = launch.campaign
+    folder = settings.ARENA_AGENT_RUNS_DIR / campaign.slug / f"{launch.pk}-{launch.attempts}"
+    try:
+        result = run_agent(
+            harness=launch.harness.slug,
+            model=launch.language_model.slug,
+            problem=launch.problem.slug,
+            out=folder,
+            budget_s=campaign.budget_s,
+            effort=launch.effort,
+            cli=_cli(launch.harness.slug),
+            gpu=settings.ARENA_AGENT_GPU,
+            provider=settings.ARENA_AGENT_ENV,
+        )
+    except LaunchError as error:
+        return _finish(launch, status=Status.FAILED, outcome="harness_error", detail=str(error))
+    detail = "; ".join(filter(None, [OUTCOMES[result.outcome][0], result.detail]))
+    if result.outcome not in AGENT_OUTCOMES:
+        return _finish(launch, status=Status.FAILED, outcome=result.outcome, detail=detail)
+    run = _submit(launch, folder)
+    return _finish(launch, status=Status.SUBMITTED, outcome=result.outcome, detail=detail, run=run)
+
+
+def _cli(harness: str) -> str | None:
+    """The harness's executable in ARENA_AGENT_CLI_DIR, where set; else run_agent looks on PATH."""
+    if not settings.ARENA_AGENT_CLI_DIR:
+        return None
+    return str(Path(settings.ARENA_AGENT_CLI_DIR) / HARNESSES[harness].binary)
+
+
+def _finish(launch: CampaignLaunch, *, status, outcome: str, detail: str, run: Run | None = None):
+    launch.status, launch.outcome, launch.detail, launch.run = status, outcome, detail, run
+    launch.save(update_fields=["status", "outcome", "detail", "run", "updated_at"])
+    if status == Status.FAILED:
+        logger.warning("campaign launch %s failed: %s (%s)", launch, outcome, detail)
+    return launch
+
+
+def _submit(launch: CampaignLaunch, folder: Path) -> Run:
+    """The run folder stored as a published run of the platform account, queued for grading
+    on the campaign's hardware."""
+    campaign = launch.campaign
+    metadata = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    metadata |= {"budget_s": campaign.budget_s, "campaign": campaign.slug}
+    solution = folder / "solution.py"
+    with contextlib.ExitStack() as stack:
+
+        def incoming(path: Path) -> IncomingFile:
+            name = path.relative_to(folder).as_posix()
+            return IncomingFile(name=name, file=File(stack.enter_context(path.open("rb"))))
+
+        files = RunFiles(
+            solution=incoming(solution) if solution.is_file() else None,
+            transcripts=[incoming(path) for path in transcript_files(folder)],
+            metadata=metadata,
+            sidecars=[incoming(path) for path in sidecar_files(folder)],
+        )
+        with transaction.atomic():
+            run, _ = create_run(
+                submitter=platform_account(),
+                problem=launch.problem,
+                language_model=launch.language_model,
+                harness=launch.harness,
+                hardware=campaign.hardware,
+                files=files,
+                effort=launch.effort,
+            )
+            set_published(runs=Run.objects.filter(pk=run.pk), published=True)
+    return run
+
+
+def platform_account():
+    """The account verified runs are submitted as (no password: nobody logs in as it)."""
+    # staff: the upload quota is for people; the unusable password keeps the admin closed to it
+    user, created = get_user_model().objects.get_or_create(
+        username=settings.ARENA_PLATFORM_USERNAME, defaults={"is_staff": True}
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
