@@ -99,8 +99,11 @@ def run_agent(
     cli: str | None = None,
     gpu: str | None = None,
     lock_dir: Path | None = None,
+    provider: dict[str, str] | None = None,
 ) -> RunResult:
-    """Launch the harness on the problem's pack in `out`/workspace and leave a run folder."""
+    """Launch the harness on the problem's pack in `out`/workspace and leave a run folder.
+    The harness's provider variables come from `provider` where given (an agent worker's
+    configured keys), else from the caller's environment."""
     chosen = HARNESSES.get(harness)
     if chosen is None:
         raise LaunchError(f"unknown harness {harness!r} (known: {', '.join(HARNESSES)})")
@@ -116,7 +119,7 @@ def run_agent(
     prompt = (workspace / "PROMPT.md").read_text(encoding="utf-8")
     result = RunResult(harness, model, effort, problem, budget_s)
     result.prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()
-    env = _environment(chosen, out, gpu, lock_dir or DEFAULT_LOCK_DIR)
+    env = _environment(chosen, out, gpu, lock_dir or DEFAULT_LOCK_DIR, provider)
     result.cli_version = _version(executable, env)
     command = chosen.command(executable, prompt=prompt, model=model, effort=effort)
     started = time.monotonic()
@@ -150,12 +153,19 @@ def _digests(paths: list[Path]) -> dict[str, str | None]:
     }
 
 
-def _environment(harness: Harness, out: Path, gpu: str | None, lock_dir: Path) -> dict[str, str]:
+def _environment(
+    harness: Harness,
+    out: Path,
+    gpu: str | None,
+    lock_dir: Path,
+    provider: dict[str, str] | None = None,
+) -> dict[str, str]:
     """The CLI's environment: the caller's PATH and locale, the harness's provider variables,
     a HOME, caches and temporary folder of the run's own, and with a GPU, the lock its pack's
     check takes (runs sharing the GPU check one at a time)."""
-    kept = (*KEPT_ENV, *harness.provider_env)
-    env = {name: os.environ[name] for name in kept if name in os.environ}
+    source = os.environ if provider is None else provider
+    env = {name: os.environ[name] for name in KEPT_ENV if name in os.environ}
+    env |= {name: source[name] for name in harness.provider_env if name in source}
     folders = {
         "HOME": out / "home",
         "TMPDIR": out / "tmp",
