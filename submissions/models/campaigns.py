@@ -20,8 +20,11 @@ class Campaign(models.Model):
     )
     harnesses = models.ManyToManyField(Harness, related_name="+")
     language_models = models.ManyToManyField(LanguageModel, related_name="+")
-    # Comma-separated; empty means the CLIs' default effort only.
-    efforts = models.CharField(max_length=200, blank=True)
+    efforts = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Comma-separated (high, medium); empty: each CLI's default effort only.",
+    )
     problems = models.ManyToManyField(Problem, related_name="+")
     repeats = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
     created_at = models.DateTimeField(auto_now_add=True)
