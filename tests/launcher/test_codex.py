@@ -12,6 +12,7 @@ from arena_cli.launch import run_agent
 from arena_cli.runfolder import read_run_folder
 from runners.evaluate import evaluate
 from runners.schema import Verdict
+from transcripts.lineage import rebuild_lineage
 from transcripts.model import Kind
 from transcripts.parsers import parse_files
 
@@ -72,6 +73,9 @@ def test_a_codex_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(
     calls = [e for e in session.events if e.kind == Kind.TOOL_CALL]
     assert [e.tool_name for e in calls] == ["exec_command"] * 5
     assert json.dumps(calls[2].arguments).count("check.py") == 1
+    # lineage rebuilds both versions from the shell's heredocs; the last is the folder's
+    versions = rebuild_lineage(session).versions
+    assert [(v.how, v.content) for v in versions] == [("shell", BROKEN), ("shell", HONEST)]
     assert (out / "solution.py").read_text() == HONEST
     folder = read_run_folder(out)
     assert [name for name, _ in folder.transcripts] == [log] and folder.metadata
