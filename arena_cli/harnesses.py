@@ -160,6 +160,68 @@ class Codex(Harness):
         return report
 
 
+class GeminiCli(Harness):
+    """Gemini CLI headless (``gemini --prompt``): every tool approved (``--approval-mode yolo``),
+    the workspace trusted for the session (``--skip-trust``; headless runs refuse an untrusted
+    folder), stream JSON on stdout ending with a ``result`` event. Its HOME holds a
+    ``settings.json`` with no telemetry, usage statistics or update checks, and the auth type
+    named: with ``GOOGLE_GEMINI_BASE_URL`` set, Gemini CLI 0.61 picks a "gateway" auth type from
+    the environment that its own headless check then refuses. Its session log is
+    ``$HOME/.gemini/tmp/<project>/chats/session-<time>-<session id prefix>.jsonl``, a subagent's
+    ``chats/<session id>/<subagent session id>.jsonl``."""
+
+    def command(self, cli: str, *, prompt: str, model: str, effort: str) -> list[str]:
+        return [
+            cli,
+            "--prompt",
+            prompt,
+            "--model",
+            model,
+            "--output-format",
+            "stream-json",
+            "--approval-mode",
+            "yolo",
+            "--skip-trust",
+        ]
+
+    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
+        settings: dict[str, Any] = {
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+        }
+        if env.get("GOOGLE_GENAI_USE_VERTEXAI") == "true":
+            settings["security"] = {"auth": {"selectedType": "vertex-ai"}}
+        elif env.get("GEMINI_API_KEY"):
+            settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+        (home / ".gemini").mkdir(parents=True, exist_ok=True)
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+        return {}
+
+    def native_logs(self, home: Path) -> list[tuple[str, Path]]:
+        found = []
+        for session in sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")):
+            found.append((session.name, session))
+            with session.open() as lines:  # the first line is the header with the session id
+                session_id = str(json.loads(lines.readline() or "{}").get("sessionId") or "x")
+            for agent in sorted((session.parent / session_id).glob("*.jsonl")):
+                found.append((f"{session_id}/subagents/{agent.name}", agent))
+        return found
+
+    def report(self, events: list[dict[str, Any]]) -> Report:
+        report = Report()
+        for event in events:
+            if event.get("type") == "init":
+                report.session_id = str(event.get("session_id") or "")
+            elif event.get("type") == "result":
+                report.complete = True
+                error = event.get("error") if isinstance(event.get("error"), dict) else {}
+                if event.get("status") == "error":
+                    report.error = str(error.get("message") or error.get("type") or "error")[:500]
+                report.usage = event.get("stats") if isinstance(event.get("stats"), dict) else {}
+        return report
+
+
 def _integer(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -185,5 +247,17 @@ HARNESSES: dict[str, Harness] = {
         name="codex",
         binary="codex",
         provider_env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
+    ),
+    "gemini-cli": GeminiCli(
+        name="gemini-cli",
+        binary="gemini",
+        provider_env=(
+            "GEMINI_API_KEY",
+            "GOOGLE_GEMINI_BASE_URL",
+            "GOOGLE_API_KEY",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            "GOOGLE_CLOUD_PROJECT",
+            "GOOGLE_CLOUD_LOCATION",
+        ),
     ),
 }

@@ -12,6 +12,7 @@ from pathlib import Path
 from arena_cli import config, local
 from arena_cli.client import HOW_TO_LOG_IN, ApiError, AuthError, Client, Unreachable
 from arena_cli.exits import AUTH, BAD_INPUT, OK, RUN_FAILED, UNREACHABLE
+from arena_cli.harnesses import HARNESSES
 from arena_cli.runfolder import RunFolderError, read_run_folder
 from arena_cli.submit import Labels, submit, wait_for_grade
 
@@ -103,7 +104,7 @@ def _run(commands) -> None:
     command = commands.add_parser(
         "run", help="launch an agent CLI on a problem in a workspace of its own (docs/launcher.md)"
     )
-    command.add_argument("--harness", required=True, help="the agent CLI: claude-code or codex")
+    command.add_argument("--harness", required=True, help=f"the agent CLI: {', '.join(HARNESSES)}")
     command.add_argument("--model", required=True)
     command.add_argument("--effort", default="", help="recorded with the run")
     command.add_argument("--problem", required=True)

@@ -1,18 +1,19 @@
 """A scripted model server for the launcher's tests: it speaks, streaming, the Anthropic Messages
-API (`POST /v1/messages`, as Claude Code calls it through ANTHROPIC_BASE_URL) and the OpenAI
-Responses API (`POST /v1/responses`, as Codex calls a configured provider) on 127.0.0.1 and
-replays a script of assistant turns, so that the real agent CLIs run end to end with no model
-reachable.
+API (`POST /v1/messages`, as Claude Code calls it through ANTHROPIC_BASE_URL), the OpenAI
+Responses API (`POST /v1/responses`, as Codex calls a configured provider) and the Gemini API
+(`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`, as Gemini CLI calls
+GOOGLE_GEMINI_BASE_URL) on 127.0.0.1 and replays a script of assistant turns, so that the real
+agent CLIs run end to end with no model reachable.
 
 A script is a list of turns. Each turn is a list of blocks, `{"text": "..."}` or
 `{"tool": "Write", "input": {...}}`, or `{"status": 429}` for a turn that answers with an HTTP
 error. The agent's main loop (a request that offers tools) gets the turn numbered by what its
 conversation already holds: the assistant messages (Messages API), the function calls
-(Responses API: one tool call per turn there); side requests (a title, a summary) get a short
-text. Every request is kept in `requests` for the test to read. A script may also be a
-function of the agent's working folder, read from the request (the "Primary working directory"
-line of Claude Code's system prompt, Codex's `<cwd>`): one server then plays every run of a
-sweep.
+(Responses API: one tool call per turn there), the model contents (Gemini API); side requests
+(a title, a summary) get a short text. Every request is kept in `requests` for the test to
+read. A script may also be a function of the agent's working folder, read from the request (the
+"Primary working directory" line of Claude Code's system prompt, Codex's `<cwd>`, Gemini CLI's
+workspace directories): one server then plays every run of a sweep.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-WORKING_FOLDER = re.compile(r"[Ww]orking directory: (/[^\s\"\\]+)|<cwd>(/[^<]+)</cwd>")
+WORKING_FOLDER = re.compile(
+    r"[Ww]orking directory: (/[^\s\"\\]+)|<cwd>(/[^<]+)</cwd>"
+    r"|Workspace Directories:\*\*\\n +- (/[^\s\"\\]+)"
+)
 
 
 class ScriptedModel:
@@ -53,9 +57,11 @@ class ScriptedModel:
         script = self.script
         if callable(script):
             found = WORKING_FOLDER.search(json.dumps(body))
-            script = script(Path(found.group(1) or found.group(2)))
+            script = script(Path(next(folder for folder in found.groups() if folder)))
         if "input" in body:  # Responses API
             done = sum(1 for item in body["input"] if item.get("type") == "function_call")
+        elif "contents" in body:  # Gemini API
+            done = sum(1 for content in body["contents"] if content.get("role") == "model")
         else:
             done = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         return script[done] if done < len(script) else [{"text": "Done."}]
@@ -71,23 +77,15 @@ class ScriptedModel:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 model.requests.append({"path": self.path, "body": body})
-                responses = self.path.startswith("/v1/responses")
-                if not (responses or self.path.startswith("/v1/messages")) or (
-                    "count_tokens" in self.path
-                ):
-                    return self._json(200, {"input_tokens": 100})
+                events = next((e for route, e in STREAMS if route in self.path), None)
+                if events is None or "count_tokens" in self.path:
+                    return self._json(200, {"input_tokens": 100, "totalTokens": 100})
                 turn = model.turn_for(body)
                 if turn and "status" in turn[0]:
                     error = {"type": "rate_limit_error", "message": "scripted rate limit"}
                     return self._json(turn[0]["status"], {"type": "error", "error": error})
-                events = responses_events if responses else sse_events
-                self._stream(
-                    events(
-                        body.get("model", "scripted"),
-                        turn or [{"text": "Kernel work"}],
-                        len(model.requests),
-                    )
-                )
+                name = body.get("model") or self.path.partition("models/")[2].partition(":")[0]
+                self._stream(events(name, turn or [{"text": "Kernel work"}], len(model.requests)))
 
             def do_GET(self) -> None:
                 self._json(200, {})
@@ -198,3 +196,27 @@ def responses_events(model: str, turn: list[dict[str, Any]], number: int):
     yield event(
         "response.completed", {"response": response | {"status": "completed", "usage": usage}}
     )
+
+
+def gemini_events(model: str, turn: list[dict[str, Any]], number: int):
+    """The Gemini API's stream for one model turn: a chunk per block (a text part, or a
+    functionCall part with the input as its args), the last with the finish reason and usage."""
+    usage = {"promptTokenCount": 1200, "candidatesTokenCount": 40, "totalTokenCount": 1240}
+    for index, block in enumerate(turn):
+        part = {"text": block["text"]} if "text" in block else {}
+        if "tool" in block:
+            part = {"functionCall": {"name": block["tool"], "args": block["input"]}}
+        candidate = {"content": {"role": "model", "parts": [part]}, "index": 0}
+        chunk = {"candidates": [candidate], "modelVersion": model, "responseId": f"r{number}"}
+        if index == len(turn) - 1:
+            candidate["finishReason"] = "STOP"
+            chunk["usageMetadata"] = usage
+        yield f"data: {json.dumps(chunk)}\r\n\r\n".encode()
+
+
+# the streaming route each API answers on, by what its path holds
+STREAMS = (
+    ("/v1/messages", sse_events),
+    ("/v1/responses", responses_events),
+    (":streamGenerateContent", gemini_events),
+)

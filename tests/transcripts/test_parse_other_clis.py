@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,49 @@ def test_gemini_saved_chat_counts_and_tokens():
     usage = session.usage()
     assert usage == Usage(input=97015 - 84364, output=473 + 1727, cache_read=84364, reasoning=1727)
     assert usage.total == 99215  # the sum of the messages' own ``total``
+
+
+# Gemini CLI 0.61.0's own chat log (JSON lines), recorded by running the pinned CLI against the
+# launcher tests' scripted model server (see samples/README.md).
+GEMINI_CHAT_LINES = SAMPLES / "gemini-chat-jsonl-0.61.0-recorded.jsonl"
+
+
+def test_gemini_chat_lines_fold_into_one_event_per_message_and_call():
+    assert detect_format(GEMINI_CHAT_LINES) == "gemini-json"
+    session = parse_files([GEMINI_CHAT_LINES])
+    assert session.id == "2de0398a-6e08-4ccc-8f4d-c5631a00df32" and not session.warnings
+    # each model message is written twice (before and with its tool calls); the user lines that
+    # only carry function responses repeat the calls' results
+    assert session.record_counts == {"user": 2, "gemini": 6, "function_response": 5}
+    calls = of_kind(session, Kind.TOOL_CALL)
+    assert [c.tool_name for c in calls] == [
+        "read_file",
+        "write_file",
+        "run_shell_command",
+        "replace",
+        "run_shell_command",
+    ]
+    results = of_kind(session, Kind.TOOL_RESULT)
+    assert [r.call_id for r in results] == [c.call_id for c in calls]
+    assert [(r.exit_code, r.is_error) for r in results][2] == (1, True)
+    assert not any(r.is_error for r in results[3:])
+    assert session.usage() == Usage(input=6 * 1200, output=6 * 40)
+    assert session.ended_at == "2026-11-27T09:17:18.599Z"
+
+
+def test_gemini_chat_lines_follow_rewinds_and_replaced_message_lists(tmp_path):
+    log = tmp_path / "session-2026-11-27T09-00-aaaa0000.jsonl"
+    lines = [
+        {"sessionId": "aaaa0000", "projectHash": "f0", "startTime": "2026-11-27T09:00:00Z"},
+        {"$set": {"messages": [{"id": "u0", "type": "user", "content": [{"text": "setup"}]}]}},
+        {"id": "u1", "type": "user", "content": [{"text": "first try"}]},
+        {"id": "g1", "type": "gemini", "content": "dropped by the rewind"},
+        {"$rewindTo": "g1"},
+        {"id": "g2", "type": "gemini", "content": "kept"},
+        {"$set": {"lastUpdated": "2026-11-27T09:00:05Z"}},
+    ]
+    log.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
+    session = parse_files([log])
+    assert [e.text for e in session.events] == ["setup", "first try", "kept"]
+    assert session.ended_at == "2026-11-27T09:00:05Z"
+    assert session.warnings == [f"{log.name}:8: malformed JSON, skipped"]

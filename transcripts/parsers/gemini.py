@@ -1,5 +1,6 @@
 """Gemini CLI: ``--output-format stream-json`` events, saved chat files
-(``~/.gemini/tmp/<hash>/chats/session-*.json``) and the one-object ``--output-format json``.
+(``~/.gemini/tmp/<project>/chats/session-*.json``, JSON lines in ``session-*.jsonl`` since 0.61
+at the latest) and the one-object ``--output-format json``.
 
 Gemini counts ``input`` with cached tokens inside and ``thoughts`` outside ``output``; in our
 ``Usage`` input excludes the cache and output includes the thoughts (``reasoning`` repeats them).
@@ -29,7 +30,10 @@ def looks_like(record: dict) -> bool:
 
 
 def looks_like_document(record: dict) -> bool:
-    chat = isinstance(record.get("messages"), list) and "sessionId" in record
+    """A saved chat, the first line of a JSON-lines chat (its header), or the JSON output."""
+    chat = "sessionId" in record and (
+        isinstance(record.get("messages"), list) or "projectHash" in record
+    )
     return chat or ("response" in record and isinstance(record.get("stats"), dict))
 
 

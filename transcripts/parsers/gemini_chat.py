@@ -1,12 +1,17 @@
-"""Gemini CLI files that are one JSON document: saved chats (``{sessionId, startTime, messages}``,
-message types user, gemini, info, error) and the ``--output-format json`` result object.
+"""Gemini CLI's saved chats and its ``--output-format json`` result object.
+
+A chat is ``{sessionId, startTime, messages}`` (message types user, gemini, info, error): one
+JSON document as the CLI saved it before, or (0.61) JSON lines that Gemini CLI folds into that
+document when it reloads a session, and so do we (``fold_chat_lines``).
 
 A ``gemini`` message is one API call: its thoughts, text and tool calls (each with its result)
-become events, and its ``tokens`` sit on the first of them.
+become events, and its ``tokens`` sit on the first of them. A user message that only carries
+function responses repeats those results and adds no event.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +22,7 @@ from transcripts.parsers.common import (
     as_text,
     decode_json,
     raw_event,
+    read_lines,
 )
 from transcripts.parsers.gemini import (
     DOCUMENT_FORMAT,
@@ -25,16 +31,21 @@ from transcripts.parsers.gemini import (
     tool_call_event,
 )
 
+SHELL_EXIT = re.compile(r"^Exit Code: (\d+)$", re.MULTILINE)
+
 
 def read_chat(builder: SessionBuilder, chat: dict) -> None:
     session = builder.session
     session.id = str(chat.get("sessionId") or session.id)
     builder.note_time(chat.get("startTime"))
-    for message in chat["messages"]:
+    for message in chat.get("messages") or []:
         if not isinstance(message, dict):
             builder.add(raw_event(message))
             continue
         kind = str(message.get("type"))
+        if kind == "user" and _only_function_responses(message.get("content")):
+            builder.count("function_response")
+            continue
         builder.count(kind)
         builder.note_time(message.get("timestamp"))
         events = _message_events(message, kind)
@@ -65,6 +76,11 @@ def _message_events(message: dict, kind: str) -> list[Event]:
     return events
 
 
+def _only_function_responses(content: Any) -> bool:
+    parts = content if isinstance(content, list) else []
+    return bool(parts) and all(isinstance(p, dict) and "functionResponse" in p for p in parts)
+
+
 def _content_text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(as_text(part.get("text")) for part in content if isinstance(part, dict))
@@ -84,7 +100,10 @@ def _tool_events(call: dict) -> list[Event]:
         kind=Kind.TOOL_RESULT, id="", call_id=call.get("id"), timestamp=call.get("timestamp")
     )
     result.text = _result_text(call)
-    result.is_error = call.get("status") in ("error", "cancelled")
+    # a shell command that failed is still a "success" of the tool: its output ends with the code
+    exit_code = SHELL_EXIT.search(result.text) if call.get("name") == "run_shell_command" else None
+    result.exit_code = int(exit_code.group(1)) if exit_code else None
+    result.is_error = call.get("status") in ("error", "cancelled") or bool(result.exit_code)
     return [event, result]
 
 
@@ -108,13 +127,15 @@ def _note_usage(builder: SessionBuilder, message: dict, events: list[Event]) -> 
 
 
 def parse_document(paths: list[Path]) -> Session:
+    session = Session(id=paths[0].stem, harness=HARNESS, format=DOCUMENT_FORMAT)
+    builder = SessionBuilder(session)
     try:
         document = decode_json(paths[0].read_bytes())
     except ValueError as error:
-        raise TranscriptError(f"{paths[0].name}: not valid JSON ({error})") from error
-    session = Session(id=paths[0].stem, harness=HARNESS, format=DOCUMENT_FORMAT)
-    builder = SessionBuilder(session)
-    if isinstance(document.get("messages"), list):
+        document = fold_chat_lines(builder, paths[0])
+        if not document:
+            raise TranscriptError(f"{paths[0].name}: not valid JSON ({error})") from error
+    if "sessionId" in document or "messages" in document:
         read_chat(builder, document)
     else:
         _read_output(builder, document)
@@ -140,3 +161,30 @@ def _read_output(builder: SessionBuilder, document: dict) -> None:
         if usage is not None:
             session.reported_usage = session.reported_usage or Usage()
             session.reported_usage.add(usage)
+
+
+def fold_chat_lines(builder: SessionBuilder, path: Path) -> dict:
+    """The chat a JSON-lines log holds, as Gemini CLI reloads it: the header and each ``$set``
+    update its metadata (``messages`` there replaces the list), a message line adds the message
+    or replaces the one with its id in place (a model message comes again with its tool calls),
+    and ``$rewindTo`` drops that message and all after it. Empty when no line is a chat's."""
+    chat: dict[str, Any] = {}
+    messages: dict[str, dict] = {}
+    for line in read_lines(path):
+        record = line.record
+        if not isinstance(record, dict):
+            problem = line.problem or "a JSON value that is not an object"
+            builder.warn(f"{path.name}:{line.number}: {problem}, skipped")
+        elif isinstance(record.get("$rewindTo"), str):
+            ids = list(messages)
+            cut = ids.index(record["$rewindTo"]) if record["$rewindTo"] in ids else 0
+            messages = {key: messages[key] for key in ids[:cut]}
+        elif isinstance(record.get("id"), str):
+            messages[record["id"]] = record
+        elif isinstance(record.get("$set"), dict) or "sessionId" in record:
+            update = record.get("$set", record)
+            if isinstance(update.get("messages"), list):
+                listed = [m for m in update["messages"] if isinstance(m, dict)]
+                messages = {str(m.get("id", index)): m for index, m in enumerate(listed)}
+            chat |= update
+    return chat | {"messages": list(messages.values())} if chat or messages else {}

@@ -1,0 +1,101 @@
+"""`arena run` with the real Gemini CLI (`gemini --prompt`, the npm package `make agents`
+installs) against the scripted model server's Gemini API: the run folder, its outcome and Gemini
+CLI's own chat log are checked."""
+
+import json
+from pathlib import Path
+
+from launcher_support import BROKEN, CHECK, HONEST, installed_cli, provider_env
+from model_server import ScriptedModel
+
+from arena_cli.launch import run_agent
+from arena_cli.runfolder import read_run_folder
+from runners.evaluate import evaluate
+from runners.schema import Verdict
+from transcripts.lineage import rebuild_lineage
+from transcripts.model import Kind
+from transcripts.parsers import parse_files
+
+
+def launch(script, tmp_path: Path):
+    out = tmp_path / "run"
+    with ScriptedModel(script(out / "workspace")) as model:
+        keys = {"GOOGLE_GEMINI_BASE_URL": model.url, "GEMINI_API_KEY": "scripted"}
+        with provider_env(**keys):
+            result = run_agent(
+                harness="gemini-cli",
+                model="gemini-2.5-pro",
+                problem="row_sum",
+                out=out,
+                budget_s=120.0,
+                cli=installed_cli("gemini", "ARENA_GEMINI_CLI"),
+            )
+    return result, out, model
+
+
+def write(path: Path, content: str) -> dict:
+    return {"tool": "write_file", "input": {"file_path": str(path), "content": content}}
+
+
+def shell(command: str) -> dict:
+    return {"tool": "run_shell_command", "input": {"command": command}}
+
+
+def fixes_its_solution(workspace: Path):
+    return [
+        [
+            {"text": "Reading the task."},
+            {"tool": "read_file", "input": {"file_path": str(workspace / "PROMPT.md")}},
+        ],
+        [write(workspace / "solution.py", BROKEN)],
+        [shell(CHECK)],
+        [
+            {"text": "The check fails: max instead of sum."},
+            write(workspace / "solution.py", HONEST),
+        ],
+        [shell(CHECK)],
+        [{"text": "solution.py passes the check."}],
+    ]
+
+
+def test_a_gemini_cli_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(tmp_path):
+    result, out, model = launch(fixes_its_solution, tmp_path)
+    assert result.outcome == "ok", (result.detail, (out / "stderr.txt").read_text()[-2000:])
+    assert result.session_complete and result.exit_code == 0
+    assert result.cli_version == "0.61.0"
+    assert result.usage["input_tokens"] == 6 * 1200  # six model turns, as the server counted
+    # the auth type is named in the run's own settings, with no telemetry or update checks
+    settings = json.loads((out / "home" / ".gemini" / "settings.json").read_text())
+    assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
+    assert settings["telemetry"]["enabled"] is False
+    main = [r for r in model.requests if r["body"].get("tools")]
+    assert len(main) == 6 and all(":streamGenerateContent" in r["path"] for r in main)
+    assert "row sum" in json.dumps(main[0]["body"]["contents"]).lower()
+    # Gemini CLI's own chat log, named by the session id's first eight characters
+    (log,) = result.native_logs
+    assert log.startswith("session-") and log.endswith(f"-{result.session_id[:8]}.jsonl")
+    session = parse_files([out / log])
+    assert session.id == result.session_id
+    calls = [e for e in session.events if e.kind == Kind.TOOL_CALL]
+    assert [e.tool_name for e in calls] == [
+        "read_file",
+        "write_file",
+        "run_shell_command",
+        "write_file",
+        "run_shell_command",
+    ]
+    results = [e for e in session.events if e.kind == Kind.TOOL_RESULT]
+    assert [r.is_error for r in results] == [False, False, True, False, False]
+    assert [v.content for v in rebuild_lineage(session).versions] == [BROKEN, HONEST]
+    assert (out / "solution.py").read_text() == HONEST
+    folder = read_run_folder(out)
+    assert [name for name, _ in folder.transcripts] == [log] and folder.metadata
+    graded = evaluate("row_sum", out / "solution.py", device="cpu")
+    assert graded.verdict == Verdict.OK, graded.reason
+
+
+def test_a_gemini_cli_run_that_writes_no_solution_is_no_solution(tmp_path):
+    result, out, _ = launch(lambda workspace: [[{"text": "I cannot do this."}]], tmp_path)
+    assert result.outcome == "no_solution" and result.session_complete
+    assert not (out / "solution.py").exists()
+    assert len(result.native_logs) == 1
