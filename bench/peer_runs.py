@@ -52,26 +52,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from runners.kernelbench_hard.published import (  # noqa: E402  (after the path is set)
+    problems_dir,
+    published_runs,
+    slug_for,
+)
+
 SIDECAR_MARK = "# ===== sidecar: "
 
 
-# -- the peer's layout --------------------------------------------------------------------------
-def problems_dir(checkout: Path, gpu: str) -> Path:
-    return checkout / "benchmarks" / "hard" / f"problems-{gpu}"
-
-
-def published_runs(checkout: Path, gpu: str) -> list[dict[str, Any]]:
-    """Every run the peer publishes for `gpu` that has a solution, with its verdict record."""
-    details = checkout / "public" / "data" / "rundetail" / gpu
-    runs = []
-    for path in sorted(details.glob("*.json")):
-        record = json.loads(path.read_text())
-        solution = checkout / "public" / "runs" / gpu / f"{record['run_id']}_solution.py.txt"
-        if solution.is_file() and (problems_dir(checkout, gpu) / record["problem"]).is_dir():
-            runs.append({**record, "solution_path": str(solution)})
-    return runs
-
-
+# -- the peer's layout (runners.kernelbench_hard.published) -----------------------------------
 def solution_folder(run: dict[str, Any], work: Path) -> Path:
     """The run's published text as a solution folder: solution.py and any sidecar sources the
     peer appended to it (runners.solution_files.split_sidecars)."""
@@ -212,8 +202,6 @@ def command_grade(args: argparse.Namespace) -> None:
     """Every published run not yet in --out, graded by one worker thread per GPU."""
     import queue
     import threading
-
-    from runners.kernelbench_hard.convert import slug_for
 
     if not args.problems.is_dir():
         _run(
@@ -566,7 +554,6 @@ def command_clocks(args: argparse.Namespace) -> None:
     hides."""
     import torch
 
-    from runners.kernelbench_hard.convert import slug_for
     from runners.problem import EXTRA_PROBLEMS_ENV
 
     os.environ[EXTRA_PROBLEMS_ENV] = str(args.problems)

@@ -68,11 +68,13 @@ def safe_relative_name(name: str) -> str:
     return posixpath.join(*parts)
 
 
-def check_run_files(files: RunFiles) -> None:
+def check_run_files(files: RunFiles, *, transcript_required: bool = True) -> None:
+    """``transcript_required`` off: a run imported from a source that publishes none."""
     if files.solution is not None:
         check_solution(files.solution)
     check_sidecar_files(files)
-    check_transcripts(files.transcripts)
+    if files.transcripts or transcript_required:
+        check_transcripts(files.transcripts)
 
 
 def check_solution(solution: IncomingFile) -> None:

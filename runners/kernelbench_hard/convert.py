@@ -11,6 +11,7 @@ from runners.kernelbench import SIZE_FLOOR, SMOKE_BATCH, is_batch, shrink
 from runners.kernelbench_hard import peer, running
 from runners.kernelbench_hard.known import STRUCTURAL, Known
 from runners.kernelbench_hard.peer import PeerEval, Unconvertible
+from runners.kernelbench_hard.published import slug_for
 from runners.kernelbench_hard.running import Run
 from runners.problem import MIN_SEEDS, REQUIRED_CASES
 
@@ -51,11 +52,6 @@ class Imported:
     @property
     def hidden_seeds(self) -> list[int]:
         return list(HIDDEN_SEEDS[: len(self.seeds)])
-
-
-def slug_for(name: str) -> str:
-    words = "".join(c if c.isalnum() else "_" for c in name.lower().lstrip("0123456789_"))
-    return "kbh_" + "_".join(w for w in words.split("_") if w)
 
 
 def convert(folder: Path, evaluation: PeerEval, known: Known | None) -> Imported:

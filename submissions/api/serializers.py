@@ -251,6 +251,8 @@ class RunSerializer(RunCreatedSerializer):
             "prompt_hash",
             "budget_s",
             "verified_campaign",
+            "source_url",
+            "source_result",
             "latest_evaluation",
             "evaluations",
             "timing_spread",

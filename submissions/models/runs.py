@@ -216,6 +216,11 @@ class Run(models.Model):
     # The wall budget the run was launched under, in seconds (metadata budget_s; `arena run`
     # writes it), where declared.
     budget_s = models.FloatField(null=True, blank=True)
+    # A run imported from another benchmark's publication (manage.py import_runs): where its code
+    # is published, and that source's own verdict, as it published it: {"source", "run_id",
+    # "gpu", "correct", "failure_reason", "peak_fraction"}. Shown beside ours, never ranked.
+    source_url = models.URLField(max_length=500, blank=True)
+    source_result = models.JSONField(default=dict, blank=True)
 
     transcript_status = models.CharField(
         max_length=16, choices=TranscriptStatus.choices, default=TranscriptStatus.PENDING

@@ -49,17 +49,19 @@ def create_run(
     hardware: HardwareTarget,
     files: RunFiles,
     effort: str = "",
+    transcript_required: bool = True,
 ) -> tuple[Run, bool]:
     """Stores an uploaded run; returns ``(run, created)``.
 
     An upload identical to an earlier one by the same submitter (same files, problem, model,
     harness and hardware) returns the earlier run; another submitter's identical upload is a run
     of its own (a private run of someone else is never handed out, and nothing is lost). A
-    missing or unparseable solution is accepted: grading reports it.
+    missing or unparseable solution is accepted: grading reports it. ``transcript_required``
+    off admits a run without transcript (services.imports: a source that publishes none).
     On any failure nothing is left behind, neither rows nor files. The first evaluation is
     queued on the run's hardware once the transaction commits.
     """
-    check_run_files(files)
+    check_run_files(files, transcript_required=transcript_required)
     digests = _Digests.of(files)
     key = content_key(
         digests,

@@ -7,12 +7,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 import yaml
 from engine_support import HERE, run_bounded
+from kbh_support import RELU, write_checkout, write_files
 
 from runners.evaluate import evaluate
 from runners.kernelbench_hard import CheckoutError, import_checkout
@@ -22,53 +22,6 @@ from runners.problem import REQUIRED_CASES, load_problem
 from runners.schema import Verdict
 
 ROOT = HERE.parents[1]
-
-CORRECTNESS = """
-import torch
-
-DEFAULTS = {torch.float32: 1e-4, torch.bfloat16: 1e-2, torch.int64: 0.0}
-
-
-def tolerance_for_dtype(dtype, override=None):
-    for key in (str(dtype), str(dtype).split(".")[-1]):
-        if override and key in override:
-            value = override[key]
-            if isinstance(value, dict):
-                return {"atol": value["atol"], "rtol": value["rtol"]}
-            return {"atol": float(value), "rtol": float(value)}
-    value = DEFAULTS.get(dtype, 1e-4)
-    return {"atol": value, "rtol": value}
-"""
-
-NUMERIC_STRESS = """
-from dataclasses import dataclass, field
-
-
-@dataclass(frozen=True)
-class NumericStressCase:
-    name: str
-    input_scales: dict = field(default_factory=dict)
-    state_scales: dict = field(default_factory=dict)
-    tolerance: dict | None = None
-
-
-NOMINAL_CASE = NumericStressCase("nominal")
-CASES = {
-    "01_scaled_add": (
-        NumericStressCase("large_x", input_scales={0: 64.0},
-                          tolerance={"bfloat16": {"atol": 1.0, "rtol": 0.05}}),
-        NumericStressCase("small_w", state_scales={"weight": 0.5}),
-    ),
-}
-
-
-def numeric_stress_cases(name):
-    return (NOMINAL_CASE, *CASES.get(name, ()))
-
-
-def tolerance_for_case(base, case):
-    return {**(base or {}), **case.tolerance} if case.tolerance else base
-"""
 
 SCALED_ADD = {
     "problem.yaml": """
@@ -170,41 +123,6 @@ TOP_K = {
     "PROMPT.txt": "Write a top-k.\n",
 }
 
-RELU = {
-    "problem.yaml": """
-        name: 04_relu
-        display_name: "ReLU"
-        regime: memory
-        flops_formula: "batch_size * dim"
-        bytes_formula: "batch_size * dim * 8"
-        peak_tflops_key: fp4
-        forbidden: []
-        """,
-    "reference.py": """
-        import torch
-        import torch.nn as nn
-
-
-        class Model(nn.Module):
-            def forward(self, x):
-                return torch.relu(x)
-
-
-        batch_size = 64
-        dim = 256
-
-
-        def get_inputs():
-            return [torch.randn(batch_size, dim)]
-
-
-        def get_init_inputs():
-            return []
-        """,
-    "shapes.py": 'SHAPES = [{"batch_size": 64, "dim": 256}, {"batch_size": 128, "dim": 512}]\n',
-    "PROMPT.txt": "Write a ReLU.\n",
-}
-
 KNOWN = """
 01_scaled_add:
   smoke:
@@ -221,24 +139,13 @@ KNOWN = """
 """
 
 
-def _write(folder: Path, files: dict[str, str]) -> None:
-    folder.mkdir(parents=True)
-    for name, text in files.items():
-        (folder / name).write_text(textwrap.dedent(text).lstrip())
-
-
 @pytest.fixture
 def checkout(tmp_path):
-    hard = tmp_path / "kb" / "benchmarks" / "hard"
-    _write(
-        hard / "src" / "eval", {"correctness.py": CORRECTNESS, "numeric_stress.py": NUMERIC_STRESS}
-    )
-    (hard / "src" / "eval" / "property_stress.py").write_text('CASES = {"02_top_k": None}\n')
-    problems = hard / "problems-h100"
-    _write(problems / "01_scaled_add", SCALED_ADD)
-    _write(problems / "02_top_k", TOP_K)
-    _write(problems / "04_relu", RELU)
-    _write(problems / "09_broken", {"problem.yaml": "name: 09_broken\n", "PROMPT.txt": "x\n"})
+    problems = write_checkout(tmp_path / "kb", property_stress='CASES = {"02_top_k": None}')
+    write_files(problems / "01_scaled_add", SCALED_ADD)
+    write_files(problems / "02_top_k", TOP_K)
+    write_files(problems / "04_relu", RELU)
+    write_files(problems / "09_broken", {"problem.yaml": "name: 09_broken\n", "PROMPT.txt": "x\n"})
     (tmp_path / "known.yaml").write_text(KNOWN)
     return tmp_path / "kb"
 
