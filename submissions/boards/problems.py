@@ -38,6 +38,19 @@ class RankedRun(ConfigRef):
 
 
 @dataclass(frozen=True)
+class Disagreement:
+    """A run another benchmark published whose verdict there differs from ours (Run.source_result,
+    manage.py import_runs): theirs, ours, and our reason."""
+
+    run_uuid: str
+    config_label: str
+    source: str
+    theirs: str  # "correct" or "not correct (why)"
+    verdict: str  # ours
+    reason: str  # our headline evaluation's reason
+
+
+@dataclass(frozen=True)
 class HistogramBin:
     low: float
     high: float
@@ -104,6 +117,7 @@ class ProblemPage:
     distribution: ScoreDistribution
     outcomes: list[ConfigOutcome]
     roofline: Roofline
+    disagreements: list[Disagreement]
 
 
 def problem_page(*, problem: Problem, hardware: HardwareTarget) -> ProblemPage:
@@ -117,6 +131,7 @@ def problem_page(*, problem: Problem, hardware: HardwareTarget) -> ProblemPage:
         distribution=_distribution([run.score for run in runs]),
         outcomes=_outcomes(rows),
         roofline=_roofline(problem=problem, hardware=hardware, rows=rows),
+        disagreements=_disagreements(rows),
     )
 
 
@@ -138,6 +153,8 @@ def _ranked_rows(*, problem, hardware, values: tuple[str, ...] | None = None) ->
         "created_at",
         "metadata__demo",
         "headline_evaluation_id",
+        "headline_evaluation__reason",
+        "source_result",
         *CONFIG_VALUES,
     )
     runs = graded_runs().filter(problem=problem, hardware=hardware)
@@ -172,6 +189,29 @@ def _ranked_run(rank: int, row: dict) -> RankedRun:
         created_at=row["created_at"],
         synthetic=row["metadata__demo"] == "synthetic",
     )
+
+
+def _disagreements(rows: list[dict]) -> list[Disagreement]:
+    """The imported runs whose source judged them otherwise than we did, in rank order."""
+    found = []
+    for row in rows:
+        source = row["source_result"] or {}
+        ours_ok = row["headline_evaluation__verdict"] == Evaluation.Verdict.OK
+        if not source or bool(source.get("correct")) == ours_ok:
+            continue
+        why = source.get("failure_reason")
+        theirs = "correct" if source.get("correct") else f"not correct ({why})" if why else ""
+        found.append(
+            Disagreement(
+                run_uuid=str(row["uuid"]),
+                config_label=config_fields(row)["config_label"],
+                source=source.get("source", ""),
+                theirs=theirs or "not correct",
+                verdict=row["headline_evaluation__verdict"],
+                reason=row["headline_evaluation__reason"] or "",
+            )
+        )
+    return found
 
 
 def _distribution(scores: list[float]) -> ScoreDistribution:

@@ -130,6 +130,11 @@ def test_published_runs_become_graded_runs_with_the_source_beside_ours(checkout,
     # published once graded (ARENA_PUBLISH_ON_GRADE): their verdict stands beside our "ok"
     assert opus.published and opus.headline_evaluation.verdict == "ok"
     assert "<b>not correct (check_failed)</b>" in client.get(opus.get_absolute_url()).text
+    problem = client.get("/problems/kbh_relu/?hardware=cpu").text
+    assert "Where another benchmark judged otherwise" in problem
+    assert f'<a href="{opus.get_absolute_url()}">' in problem  # theirs not correct, ours ok
+    assert "KernelBench-Hard: not correct (check_failed)" in problem
+    assert f'<a href="{kimi.get_absolute_url()}">' not in problem.split("Ranked runs")[0]
     data = client.get(f"/api/v1/runs/{kimi.uuid}/").json()
     assert data["source_url"] == kimi.source_url and data["source_result"]["correct"] is True
 
