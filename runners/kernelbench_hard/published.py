@@ -119,8 +119,9 @@ def provider_of(model: str) -> str:
 
 
 def source_url(run: dict[str, Any], gpu: str) -> str:
-    """The published solution file of the run, on the peer's repository."""
-    return f"{SOURCE_REPOSITORY}/blob/main/public/runs/{gpu}/{run['run_id']}_solution.py.txt"
+    """The published solution file of the run, on the peer's repository (HEAD: its default
+    branch, whatever its name)."""
+    return f"{SOURCE_REPOSITORY}/blob/HEAD/public/runs/{gpu}/{run['run_id']}_solution.py.txt"
 
 
 def run_facts(run: dict[str, Any]) -> dict[str, Any]:

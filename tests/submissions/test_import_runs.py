@@ -110,7 +110,7 @@ def test_published_runs_become_graded_runs_with_the_source_beside_ours(checkout,
         "peak_fraction": 0.245,
     }
     assert kimi.source_url == (
-        "https://github.com/Infatoshi/kernelbench.com/blob/main/public/runs/h100/"
+        "https://github.com/Infatoshi/kernelbench.com/blob/HEAD/public/runs/h100/"
         "20260101_000000_kimi-claude_kimi-k2.7-code_04_relu_solution.py.txt"
     )
     # graded by our engine (the CPU queue runs in-process here)
