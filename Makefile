@@ -31,11 +31,12 @@ browser:
 CLAUDE_CODE_VERSION := 2.1.332
 CODEX_VERSION := 0.171.0
 GEMINI_CLI_VERSION := 0.61.0
+OPENCODE_VERSION := 1.18.33
 $(VENV)/npm/.installed: Makefile | $(BIN)/python
 	@command -v npm >/dev/null || (echo "Install Node.js and npm for the launcher tests" && exit 1)
 	npm install --prefix $(VENV)/npm --no-audit --no-fund --loglevel=error \
 		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
-		@google/gemini-cli@$(GEMINI_CLI_VERSION)
+		@google/gemini-cli@$(GEMINI_CLI_VERSION) opencode-ai@$(OPENCODE_VERSION)
 	touch $@
 
 agents: $(VENV)/npm/.installed

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -41,8 +42,9 @@ class Harness(ABC):
     def command(self, cli: str, *, prompt: str, model: str, effort: str) -> list[str]:
         """The non-interactive command line."""
 
-    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
-        """Set up the CLI's own HOME before the run; the variables to add to its environment."""
+    def prepare(self, home: Path, env: dict[str, str], *, model: str) -> dict[str, str]:
+        """Set up the CLI's own HOME for a run of `model`; the variables to add to its
+        environment."""
         return {}
 
     @abstractmethod
@@ -78,7 +80,7 @@ class ClaudeCode(Harness):
             "--dangerously-skip-permissions",
         ]
 
-    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
+    def prepare(self, home: Path, env: dict[str, str], *, model: str) -> dict[str, str]:
         return {
             # no update checks, telemetry or error reports from a graded run
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -126,7 +128,7 @@ class Codex(Harness):
             command += ["--config", f"model_reasoning_effort={json.dumps(effort)}"]
         return [*command, prompt]
 
-    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
+    def prepare(self, home: Path, env: dict[str, str], *, model: str) -> dict[str, str]:
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
         if env.get("OPENAI_BASE_URL"):
@@ -184,7 +186,7 @@ class GeminiCli(Harness):
             "--skip-trust",
         ]
 
-    def prepare(self, home: Path, env: dict[str, str]) -> dict[str, str]:
+    def prepare(self, home: Path, env: dict[str, str], *, model: str) -> dict[str, str]:
         settings: dict[str, Any] = {
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False},
@@ -222,6 +224,75 @@ class GeminiCli(Harness):
         return report
 
 
+class OpenCode(Harness):
+    """opencode's ``opencode run --format json``: every permission granted (``--auto``), the
+    model as ``arena/<model>`` of a provider the run's ``~/.config/opencode/opencode.json``
+    defines (an OpenAI-compatible Chat Completions endpoint, ``OPENAI_BASE_URL`` or OpenAI's
+    own, the key read from ``OPENAI_API_KEY``): opencode 1.18 exits 1 on a model its provider
+    does not list, with an "Unexpected server error" that does not name it. No auto-update,
+    sharing or fetch of the models.dev catalogue.
+
+    Its own session store is SQLite (``~/.local/share/opencode/opencode.db``), which no parser of
+    ours reads, so its native log is its JSON stdout, copied as ``<session id>.jsonl``. A run
+    ends with the ``step_finish`` of a step that called no tool."""
+
+    def command(self, cli: str, *, prompt: str, model: str, effort: str) -> list[str]:
+        return [cli, "run", "--format", "json", "--auto", "--model", f"arena/{model}", prompt]
+
+    def prepare(self, home: Path, env: dict[str, str], *, model: str) -> dict[str, str]:
+        options = {
+            "baseURL": env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+            "apiKey": "{env:OPENAI_API_KEY}",  # read at start: the key stays out of the folder
+        }
+        provider = {"npm": "@ai-sdk/openai-compatible", "name": "arena", "options": options}
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": False,
+            "share": "disabled",
+            "provider": {"arena": provider | {"models": {model: {"name": model}}}},
+        }
+        (home / ".config" / "opencode").mkdir(parents=True, exist_ok=True)
+        (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(config, indent=2))
+        return {"OPENCODE_DISABLE_MODELS_FETCH": "1"}
+
+    def native_logs(self, home: Path) -> list[tuple[str, Path]]:
+        stdout = home.parent / "stdout.txt"  # the run folder's, beside its HOME
+        session = re.search(r'"sessionID":"([\w-]+)"', stdout.read_text(errors="replace"))
+        return [(f"{session.group(1)}.jsonl", stdout)] if session else []
+
+    def report(self, events: list[dict[str, Any]]) -> Report:
+        report = Report(turns=0)
+        for event in events:
+            report.session_id = str(event.get("sessionID") or report.session_id)
+            part = event.get("part") if isinstance(event.get("part"), dict) else {}
+            if event.get("type") == "step_finish":
+                report.complete = part.get("reason") != "tool-calls"
+                report.turns += 1
+                report.cost_usd = (report.cost_usd or 0) + (_number(part.get("cost")) or 0)
+                _add_tokens(report.usage, part.get("tokens"))
+            elif event.get("type") == "error":
+                report.complete, report.error = False, _opencode_error(event.get("error"))
+        return report
+
+
+def _add_tokens(totals: dict[str, Any], tokens: Any) -> None:
+    """opencode's step tokens (``{input, output, reasoning, cache: {read, write}}``) added to
+    ``input_tokens``, ``output_tokens``, ..., ``cache_read_tokens``."""
+    tokens = tokens if isinstance(tokens, dict) else {}
+    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    for name, value in (*tokens.items(), *((f"cache_{k}", v) for k, v in cache.items())):
+        if _integer(value) is not None:
+            totals[f"{name}_tokens"] = totals.get(f"{name}_tokens", 0) + value
+
+
+def _opencode_error(error: Any) -> str:
+    """`{name, data: {message, statusCode}}`: the status first, which the outcome reads."""
+    error = error if isinstance(error, dict) else {}
+    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    status = f"{data['statusCode']} " if _integer(data.get("statusCode")) else ""
+    return f"{status}{data.get('message') or error.get('name') or 'error'}"[:500]
+
+
 def _integer(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -243,8 +314,8 @@ HARNESSES: dict[str, Harness] = {
             "CLAUDE_CODE_MAX_RETRIES",  # the CLI's own retries of a failed request (default 10)
         ),
     ),
-    "codex": Codex(
-        name="codex",
+    "codex-cli": Codex(
+        name="codex-cli",
         binary="codex",
         provider_env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
     ),
@@ -259,5 +330,8 @@ HARNESSES: dict[str, Harness] = {
             "GOOGLE_CLOUD_PROJECT",
             "GOOGLE_CLOUD_LOCATION",
         ),
+    ),
+    "opencode": OpenCode(
+        name="opencode", binary="opencode", provider_env=("OPENAI_API_KEY", "OPENAI_BASE_URL")
     ),
 }

@@ -120,6 +120,7 @@ def run_agent(
     result = RunResult(harness, model, effort, problem, budget_s)
     result.prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()
     env = _environment(chosen, out, gpu, lock_dir or DEFAULT_LOCK_DIR, provider)
+    env |= chosen.prepare(home, env, model=model)
     result.cli_version = _version(executable, env)
     command = chosen.command(executable, prompt=prompt, model=model, effort=effort)
     started = time.monotonic()
@@ -182,7 +183,7 @@ def _environment(
         lock_dir.mkdir(parents=True, exist_ok=True)
         env[GPU_LOCK_ENV] = str(lock_dir / f"gpu-{gpu}.lock")
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the pack's files stay as written
-    return env | harness.prepare(out / "home", env)
+    return env
 
 
 def _version(executable: str, env: dict[str, str]) -> str:

@@ -5,7 +5,7 @@ The matrix::
 
     agents:                       # each entry: a harness, its models, optionally its efforts
       - {harness: claude-code, models: [claude-sonnet-4-5, claude-opus-4-5]}
-      - {harness: codex, models: [gpt-5.5], efforts: [medium, high]}
+      - {harness: codex-cli, models: [gpt-5.5], efforts: [medium, high]}
     problems: [row_sum, softmax]
     repeats: 2
     budget: 45m

@@ -1,11 +1,18 @@
 """What the launcher's tests share: the CLIs `make agents` installs, the provider variables a
-user's shell would hold, and the solutions a script writes."""
+user's shell would hold, a run against the scripted server, the solutions a script writes, and
+what a run folder that grades ok holds."""
 
 import os
 import sys
 from pathlib import Path
 
 import pytest
+
+from arena_cli.launch import run_agent
+from arena_cli.runfolder import read_run_folder
+from runners.evaluate import evaluate
+from runners.schema import Verdict
+from tests.launcher.model_server import ScriptedModel  # importable from tests/workers too
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "npm" / "node_modules" / ".bin"
@@ -39,3 +46,39 @@ class provider_env:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def fix_and_check(workspace: Path, *, read, write, shell) -> list[list[dict]]:
+    """The agent the launcher tests play, in one CLI's tools (`read(path)`, `write(path,
+    content)`, `shell(command)`: a tool call each): read the prompt, write a wrong solution, run
+    the local check, fix it, check again, stop."""
+    return [
+        [{"text": "Reading the task."}, read(workspace / "PROMPT.md")],
+        [write(workspace / "solution.py", BROKEN)],
+        [shell(CHECK)],
+        [
+            {"text": "The check fails: max instead of sum."},
+            write(workspace / "solution.py", HONEST),
+        ],
+        [shell(CHECK)],
+        [{"text": "solution.py passes the check."}],
+    ]
+
+
+def launch_scripted(script, tmp_path: Path, *, keys, budget_s: float = 120.0, **run_args):
+    """`arena run` on row_sum into tmp_path/run, against a scripted server playing
+    `script(workspace)`, with the provider variables `keys(server url)` in the environment;
+    `run_args` name the harness, model and CLI. The result, the run folder and the server."""
+    out = tmp_path / "run"
+    with ScriptedModel(script(out / "workspace")) as model, provider_env(**keys(model.url)):
+        result = run_agent(problem="row_sum", out=out, budget_s=budget_s, **run_args)
+    return result, out, model
+
+
+def assert_submittable_and_grades_ok(out: Path, log: str) -> None:
+    """`arena submit` finds the run's one native log and its metadata, and the solution it
+    left grades ok on the CPU."""
+    folder = read_run_folder(out)
+    assert [name for name, _ in folder.transcripts] == [log] and folder.metadata
+    graded = evaluate("row_sum", out / "solution.py", device="cpu")
+    assert graded.verdict == Verdict.OK, graded.reason

@@ -1,19 +1,20 @@
 """A scripted model server for the launcher's tests: it speaks, streaming, the Anthropic Messages
 API (`POST /v1/messages`, as Claude Code calls it through ANTHROPIC_BASE_URL), the OpenAI
-Responses API (`POST /v1/responses`, as Codex calls a configured provider) and the Gemini API
-(`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`, as Gemini CLI calls
-GOOGLE_GEMINI_BASE_URL) on 127.0.0.1 and replays a script of assistant turns, so that the real
-agent CLIs run end to end with no model reachable.
+Responses API (`POST /v1/responses`, as Codex calls a configured provider), the OpenAI Chat
+Completions API (`POST /v1/chat/completions`, as opencode calls an OpenAI-compatible provider)
+and the Gemini API (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`, as Gemini CLI
+calls GOOGLE_GEMINI_BASE_URL) on 127.0.0.1 and replays a script of assistant turns, so that the
+real agent CLIs run end to end with no model reachable.
 
 A script is a list of turns. Each turn is a list of blocks, `{"text": "..."}` or
 `{"tool": "Write", "input": {...}}`, or `{"status": 429}` for a turn that answers with an HTTP
 error. The agent's main loop (a request that offers tools) gets the turn numbered by what its
-conversation already holds: the assistant messages (Messages API), the function calls
-(Responses API: one tool call per turn there), the model contents (Gemini API); side requests
-(a title, a summary) get a short text. Every request is kept in `requests` for the test to
-read. A script may also be a function of the agent's working folder, read from the request (the
-"Primary working directory" line of Claude Code's system prompt, Codex's `<cwd>`, Gemini CLI's
-workspace directories): one server then plays every run of a sweep.
+conversation already holds: the assistant messages (Messages and Chat Completions APIs), the
+function calls (Responses API: one tool call per turn there), the model contents (Gemini API);
+side requests (a title, a summary) get a short text. Every request is kept in `requests` for the
+test to read. A script may also be a function of the agent's working folder, read from the
+request (the "Primary working directory" line of Claude Code's system prompt, Codex's `<cwd>`,
+Gemini CLI's workspace directories): one server then plays every run of a sweep.
 """
 
 from __future__ import annotations
@@ -214,9 +215,34 @@ def gemini_events(model: str, turn: list[dict[str, Any]], number: int):
         yield f"data: {json.dumps(chunk)}\r\n\r\n".encode()
 
 
+def chat_events(model: str, turn: list[dict[str, Any]], number: int):
+    """The Chat Completions stream for one assistant turn: a chunk per block (a content delta,
+    or a tool_calls delta with the input as the JSON arguments), the finish reason, then a
+    chunk with the usage alone (as with ``stream_options.include_usage``)."""
+    head = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "model": model}
+    calls = [block for block in turn if "tool" in block]
+    for index, block in enumerate(turn):
+        delta: dict[str, Any] = {"role": "assistant", "content": block.get("text")}
+        if "tool" in block:
+            function = {"name": block["tool"], "arguments": json.dumps(block["input"])}
+            call = {"id": f"call_{number}_{index}", "type": "function", "function": function}
+            delta["tool_calls"] = [call | {"index": calls.index(block)}]
+        yield _data(head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    finish = "tool_calls" if calls else "stop"
+    yield _data(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    usage = {"prompt_tokens": 1200, "completion_tokens": 40, "total_tokens": 1240}
+    yield _data(head | {"choices": [], "usage": usage})
+    yield b"data: [DONE]\n\n"
+
+
+def _data(chunk: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
 # the streaming route each API answers on, by what its path holds
 STREAMS = (
     ("/v1/messages", sse_events),
     ("/v1/responses", responses_events),
+    ("/v1/chat/completions", chat_events),
     (":streamGenerateContent", gemini_events),
 )

@@ -9,16 +9,19 @@ import time
 from pathlib import Path
 
 import pytest
-from launcher_support import BROKEN, CHECK, HONEST, installed_cli, provider_env
-from model_server import ScriptedModel
+from launcher_support import (
+    BROKEN,
+    HONEST,
+    assert_submittable_and_grades_ok,
+    fix_and_check,
+    installed_cli,
+    launch_scripted,
+)
 
 from arena_cli.launch import LaunchError, parse_budget, run_agent
 from arena_cli.main import main as arena
-from arena_cli.runfolder import read_run_folder
-from runners.evaluate import evaluate
 from runners.pack import render_prompt
 from runners.problem import load_problem
-from runners.schema import Verdict
 from transcripts.lineage import rebuild_lineage
 from transcripts.model import Kind
 from transcripts.parsers import parse_files
@@ -28,21 +31,16 @@ def claude() -> str:
     return installed_cli("claude", "ARENA_CLAUDE_CLI")
 
 
-def launch(script, tmp_path: Path, budget_s: float = 120.0, **kwargs):
-    out = tmp_path / "run"
-    with ScriptedModel(script(out / "workspace")) as model:
-        keys = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-scripted"}
-        with provider_env(**keys):
-            result = run_agent(
-                harness="claude-code",
-                model="claude-sonnet-4-5",
-                problem="row_sum",
-                out=out,
-                budget_s=budget_s,
-                cli=claude(),
-                **kwargs,
-            )
-    return result, out, model
+def launch(script, tmp_path: Path, **kwargs):
+    return launch_scripted(
+        script,
+        tmp_path,
+        keys=lambda url: {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-scripted"},
+        harness="claude-code",
+        model="claude-sonnet-4-5",
+        cli=claude(),
+        **kwargs,
+    )
 
 
 def write(path: Path, content: str) -> dict:
@@ -54,21 +52,12 @@ def bash(command: str) -> dict:
 
 
 def fixes_its_solution(workspace: Path):
-    """Read the prompt, write a first solution, run the local check, fix it, check again, stop."""
-    return [
-        [
-            {"text": "Reading the task."},
-            {"tool": "Read", "input": {"file_path": str(workspace / "PROMPT.md")}},
-        ],
-        [write(workspace / "solution.py", BROKEN)],
-        [bash(CHECK)],
-        [
-            {"text": "The check fails: max instead of sum."},
-            write(workspace / "solution.py", HONEST),
-        ],
-        [bash(CHECK)],
-        [{"text": "solution.py passes the check."}],
-    ]
+    return fix_and_check(
+        workspace,
+        read=lambda path: {"tool": "Read", "input": {"file_path": str(path)}},
+        write=write,
+        shell=bash,
+    )
 
 
 def test_a_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(tmp_path):
@@ -101,10 +90,7 @@ def test_a_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(tmp_pa
     # the model saw the prompt, and every main request offered the CLI's tools
     first = next(r for r in model.requests if r["body"].get("tools"))
     assert "row sum" in json.dumps(first["body"]["messages"][0]).lower()
-    folder = read_run_folder(out)
-    assert [name for name, _ in folder.transcripts] == [log] and folder.metadata
-    graded = evaluate("row_sum", out / "solution.py", device="cpu")
-    assert graded.verdict == Verdict.OK, graded.reason
+    assert_submittable_and_grades_ok(out, log)
 
 
 def test_a_run_past_its_budget_is_stopped_with_its_process_group(tmp_path):

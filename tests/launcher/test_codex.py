@@ -5,34 +5,30 @@ Codex's own rollout log are checked."""
 import json
 from pathlib import Path
 
-from launcher_support import BROKEN, CHECK, HONEST, installed_cli, provider_env
-from model_server import ScriptedModel
+from launcher_support import (
+    BROKEN,
+    CHECK,
+    HONEST,
+    assert_submittable_and_grades_ok,
+    installed_cli,
+    launch_scripted,
+)
 
-from arena_cli.launch import run_agent
-from arena_cli.runfolder import read_run_folder
-from runners.evaluate import evaluate
-from runners.schema import Verdict
 from transcripts.lineage import rebuild_lineage
 from transcripts.model import Kind
 from transcripts.parsers import parse_files
 
 
-def launch(script, tmp_path: Path, **kwargs):
-    out = tmp_path / "run"
-    with ScriptedModel(script(out / "workspace")) as model:
-        keys = {"OPENAI_BASE_URL": f"{model.url}/v1", "OPENAI_API_KEY": "sk-scripted"}
-        with provider_env(**keys):
-            result = run_agent(
-                harness="codex",
-                model="gpt-5.5",
-                effort="high",
-                problem="row_sum",
-                out=out,
-                budget_s=120.0,
-                cli=installed_cli("codex", "ARENA_CODEX_CLI"),
-                **kwargs,
-            )
-    return result, out, model
+def launch(script, tmp_path: Path):
+    return launch_scripted(
+        script,
+        tmp_path,
+        keys=lambda url: {"OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": "sk-scripted"},
+        harness="codex-cli",
+        model="gpt-5.5",
+        effort="high",
+        cli=installed_cli("codex", "ARENA_CODEX_CLI"),
+    )
 
 
 def shell(command: str) -> list[dict]:
@@ -77,10 +73,7 @@ def test_a_codex_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(
     versions = rebuild_lineage(session).versions
     assert [(v.how, v.content) for v in versions] == [("shell", BROKEN), ("shell", HONEST)]
     assert (out / "solution.py").read_text() == HONEST
-    folder = read_run_folder(out)
-    assert [name for name, _ in folder.transcripts] == [log] and folder.metadata
-    graded = evaluate("row_sum", out / "solution.py", device="cpu")
-    assert graded.verdict == Verdict.OK, graded.reason
+    assert_submittable_and_grades_ok(out, log)
 
 
 def test_a_codex_run_that_writes_no_solution_is_no_solution(tmp_path):

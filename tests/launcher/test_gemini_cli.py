@@ -5,32 +5,29 @@ CLI's own chat log are checked."""
 import json
 from pathlib import Path
 
-from launcher_support import BROKEN, CHECK, HONEST, installed_cli, provider_env
-from model_server import ScriptedModel
+from launcher_support import (
+    BROKEN,
+    HONEST,
+    assert_submittable_and_grades_ok,
+    fix_and_check,
+    installed_cli,
+    launch_scripted,
+)
 
-from arena_cli.launch import run_agent
-from arena_cli.runfolder import read_run_folder
-from runners.evaluate import evaluate
-from runners.schema import Verdict
 from transcripts.lineage import rebuild_lineage
 from transcripts.model import Kind
 from transcripts.parsers import parse_files
 
 
 def launch(script, tmp_path: Path):
-    out = tmp_path / "run"
-    with ScriptedModel(script(out / "workspace")) as model:
-        keys = {"GOOGLE_GEMINI_BASE_URL": model.url, "GEMINI_API_KEY": "scripted"}
-        with provider_env(**keys):
-            result = run_agent(
-                harness="gemini-cli",
-                model="gemini-2.5-pro",
-                problem="row_sum",
-                out=out,
-                budget_s=120.0,
-                cli=installed_cli("gemini", "ARENA_GEMINI_CLI"),
-            )
-    return result, out, model
+    return launch_scripted(
+        script,
+        tmp_path,
+        keys=lambda url: {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "scripted"},
+        harness="gemini-cli",
+        model="gemini-2.5-pro",
+        cli=installed_cli("gemini", "ARENA_GEMINI_CLI"),
+    )
 
 
 def write(path: Path, content: str) -> dict:
@@ -42,20 +39,12 @@ def shell(command: str) -> dict:
 
 
 def fixes_its_solution(workspace: Path):
-    return [
-        [
-            {"text": "Reading the task."},
-            {"tool": "read_file", "input": {"file_path": str(workspace / "PROMPT.md")}},
-        ],
-        [write(workspace / "solution.py", BROKEN)],
-        [shell(CHECK)],
-        [
-            {"text": "The check fails: max instead of sum."},
-            write(workspace / "solution.py", HONEST),
-        ],
-        [shell(CHECK)],
-        [{"text": "solution.py passes the check."}],
-    ]
+    return fix_and_check(
+        workspace,
+        read=lambda path: {"tool": "read_file", "input": {"file_path": str(path)}},
+        write=write,
+        shell=shell,
+    )
 
 
 def test_a_gemini_cli_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(tmp_path):
@@ -88,10 +77,7 @@ def test_a_gemini_cli_run_that_fixes_its_solution_leaves_a_run_folder_that_grade
     assert [r.is_error for r in results] == [False, False, True, False, False]
     assert [v.content for v in rebuild_lineage(session).versions] == [BROKEN, HONEST]
     assert (out / "solution.py").read_text() == HONEST
-    folder = read_run_folder(out)
-    assert [name for name, _ in folder.transcripts] == [log] and folder.metadata
-    graded = evaluate("row_sum", out / "solution.py", device="cpu")
-    assert graded.verdict == Verdict.OK, graded.reason
+    assert_submittable_and_grades_ok(out, log)
 
 
 def test_a_gemini_cli_run_that_writes_no_solution_is_no_solution(tmp_path):

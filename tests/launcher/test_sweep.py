@@ -94,10 +94,10 @@ def test_a_bad_matrix_says_what_is_wrong(tmp_path):
     cases = {
         "agents: []\nproblems: [row_sum]": "agents must list",
         "agents: [{harness: nope, models: [m]}]\nproblems: [row_sum]": "unknown harness 'nope'",
-        "agents: [{harness: codex}]\nproblems: [row_sum]": "models must be a list",
-        "agents: [{harness: codex, models: [m]}]\nproblems: row_sum": "problems must be a list",
-        "agents: [{harness: codex, models: [m]}]\nproblems: [p]\nrepeats: 0": "repeats must be",
-        "agents: [{harness: codex, models: [m]}]\nproblems: [p]\nbudget: soon": "budget 'soon'",
+        "agents: [{harness: codex-cli}]\nproblems: [row_sum]": "models must be a list",
+        "agents: [{harness: codex-cli, models: [m]}]\nproblems: row_sum": "problems must be a list",
+        "agents: [{harness: codex-cli, models: [m]}]\nproblems: [p]\nrepeats: 0": "repeats must be",
+        "agents: [{harness: codex-cli, models: [m]}]\nproblems: [p]\nbudget: soon": "budget 'soon'",
         "[1, 2": "m.yaml",
     }
     for text, message in cases.items():

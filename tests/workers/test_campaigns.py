@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from arena_cli.harnesses import HARNESSES
 from runners.pack import render_prompt
 from runners.problem import load_problem
 from submissions.models import Campaign, CampaignLaunch, HardwareTarget, Harness, LanguageModel
@@ -127,3 +128,10 @@ def test_the_admin_starts_a_campaign_only_with_an_agent_worker_listening(campaig
     assert "No agent worker listens on the &#x27;agents&#x27; queue" in response.content.decode()
     assert not CampaignLaunch.objects.exists()
     assert client.get(f"{url}{campaign.pk}/change/").status_code == 200
+
+
+def test_every_cli_the_launcher_knows_is_a_registered_harness(db):
+    """`arena run --submit` and campaigns submit the launcher's harness name as the registry's
+    harness slug."""
+    seed_registry()
+    assert set(HARNESSES) <= set(Harness.objects.values_list("slug", flat=True))

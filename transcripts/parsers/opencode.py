@@ -2,7 +2,9 @@
 
 A step (``step_start`` .. ``step_finish``) is one API call; ``step_finish.part.tokens`` gives its
 usage. opencode counts ``reasoning`` outside ``output``; our ``Usage.output`` includes it. A
-``tool_use`` line holds the call and its finished state (input, output, error, times) together.
+``tool_use`` line holds the call and its finished state (input, output, error, times) together;
+a shell command that exits non-zero is a ``completed`` call whose ``metadata.exit`` says so
+(opencode 1.18), and is marked an error here.
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ class OpencodeReader:
         call.timestamp = iso_from_ms(times.get("start"))
         result = Event(kind=Kind.TOOL_RESULT, id="", call_id=call.call_id)
         result.timestamp = iso_from_ms(times.get("end"))
-        result.is_error = state.get("status") == "error"
+        metadata = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        result.exit_code = metadata.get("exit") if isinstance(metadata.get("exit"), int) else None
+        result.is_error = state.get("status") == "error" or bool(result.exit_code)
         result.text = as_text(state.get("output") if "output" in state else state.get("error"))
         if isinstance(times.get("start"), int) and isinstance(times.get("end"), int):
             result.duration_ms = times["end"] - times["start"]
