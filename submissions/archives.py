@@ -20,6 +20,7 @@ from typing import IO
 from django.conf import settings
 from django.core.files import File
 
+from arena_cli.runfolder import METADATA_NAMES
 from runners.solution_files import SIDECAR_SUFFIXES
 from submissions.uploads import (
     IncomingFile,
@@ -210,9 +211,9 @@ def _run_files(members: list[Member], stack: contextlib.ExitStack) -> RunFiles:
     if by_role["solution"]:  # without it, native sources are left like any other file
         files.solution = _extract(by_role["solution"][0], budget, stack)
         files.sidecars = [_extract(m, budget, stack) for m in by_role["sidecar"]]
-    if by_role["metadata"]:
-        result_json = _extract(by_role["metadata"][0], budget, stack)
-        files.metadata = parse_metadata(read_all(result_json.file))
+    if by_role["metadata"]:  # metadata.json before result.json, as `arena submit` reads them
+        chosen = min(by_role["metadata"], key=lambda m: METADATA_NAMES.index(m.name))
+        files.metadata = parse_metadata(read_all(_extract(chosen, budget, stack).file))
     return files
 
 
@@ -231,7 +232,7 @@ _ROLES = ("solution", "metadata", "sidecar", "transcript", "ignored")
 def _role(name: str) -> str:
     if name == "solution.py":
         return "solution"
-    if name == "result.json":
+    if name in METADATA_NAMES:
         return "metadata"
     # Hidden files are not sidecars: tar on macOS adds "._kernel.cu" for extended attributes.
     if "/" not in name and not name.startswith(".") and name.endswith(SIDECAR_SUFFIXES):

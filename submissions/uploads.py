@@ -34,6 +34,17 @@ class UploadTooLarge(IntakeError):
     status_code = 413
 
 
+class UploadConflict(IntakeError):
+    """The same files are already a run of this submitter, labelled otherwise (effort or
+    metadata): nothing of the new upload is dropped in silence; the earlier run is named."""
+
+    status_code = 409
+
+    def __init__(self, message: str, run) -> None:
+        super().__init__(message)
+        self.run = run
+
+
 @dataclass
 class IncomingFile:
     name: str  # path inside the run folder, e.g. "subagents/agent-1.jsonl"

@@ -13,7 +13,7 @@ from submissions.api.filters import RunFilter
 from submissions.api.throttles import UploadThrottle
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
 from submissions.services.runs import create_run_from_upload
-from submissions.uploads import IntakeError
+from submissions.uploads import IntakeError, UploadConflict
 
 BODY_OVERHEAD = 1024 * 1024  # multipart boundaries and form fields
 UPLOAD_DESCRIPTION = """Upload one agent run (multipart, `Authorization: Token <token>`).
@@ -79,6 +79,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         responses={
             201: serializers.RunCreatedSerializer,
             200: OpenApiResponse(serializers.RunCreatedSerializer, "The identical earlier run"),
+            409: OpenApiResponse(
+                description="The same files are already a run of yours with another effort or "
+                "metadata: `detail`, and that run's `id` and `url`; nothing was stored"
+            ),
             429: OpenApiResponse(description="Over the upload rate or the waiting-evaluation cap"),
         },
     )
@@ -87,6 +91,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         upload.is_valid(raise_exception=True)
         try:
             run, created = create_run_from_upload(upload.validated_data, submitter=request.user)
+        except UploadConflict as error:
+            body = {"detail": str(error), "id": str(error.run.uuid)}
+            body["url"] = request.build_absolute_uri(error.run.get_absolute_url())
+            return Response(body, status=error.status_code)
         except IntakeError as error:
             return Response({"detail": str(error)}, status=error.status_code)
         run.refresh_from_db(fields=["status"])  # with eager Celery, grading already happened

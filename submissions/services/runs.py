@@ -28,6 +28,7 @@ from submissions.services.transcripts import enqueue_transcript_processing
 from submissions.uploads import (
     IncomingFile,
     RunFiles,
+    UploadConflict,
     check_run_files,
     metadata_columns,
     parse_metadata,
@@ -72,7 +73,7 @@ def create_run(
         hardware=hardware,
     )
     if existing := Run.objects.filter(content_key=key).first():
-        return existing, False
+        return _same_upload(existing, effort=effort, metadata=files.metadata), False
     quotas.check_queued_evaluations(submitter=submitter)
     fields = dict(
         submitter=submitter,
@@ -91,8 +92,30 @@ def create_run(
     except IntegrityError:
         # A concurrent upload of the same run (or solution) won the race.
         if existing := Run.objects.filter(content_key=key).first():
-            return existing, False
+            return _same_upload(existing, effort=effort, metadata=files.metadata), False
         return _store_run(fields, files, digests), True
+
+
+def _same_upload(existing: Run, *, effort: str, metadata: dict) -> Run:
+    """The earlier run, when the new upload says nothing else of it (a retried upload); an
+    UploadConflict naming it when the same files come with another effort or metadata, which
+    keeping the earlier run would drop."""
+    changed = [
+        name
+        for name, before, now in (
+            ("effort", existing.effort, effort),
+            ("metadata", existing.metadata, metadata),
+        )
+        if before != now
+    ]
+    if changed:
+        raise UploadConflict(
+            f"These files are already your run {existing.uuid}, uploaded with another "
+            f"{' and '.join(changed)}; nothing was stored or changed (a run's labels are fixed "
+            "when it is uploaded).",
+            existing,
+        )
+    return existing
 
 
 class _Digests:

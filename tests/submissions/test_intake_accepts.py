@@ -144,6 +144,44 @@ def test_an_identical_upload_returns_the_existing_run(api, registry, media_root)
     assert stored_files(media_root) == files_after_first
 
 
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"effort": "high"}, "another effort;"),
+        ({"metadata": '{"num_turns": 9}'}, "another metadata;"),
+        ({"effort": "low", "metadata": '{"num_turns": 3}'}, "another effort and metadata;"),
+    ],
+)
+def test_the_same_files_labelled_otherwise_are_a_conflict_that_drops_nothing_silently(
+    api, registry, media_root, changes, named
+):
+    first = api.post(URL, form(registry, **loose_files()), format="multipart")
+    files_after_first = stored_files(media_root)
+    again = api.post(URL, form(registry, **changes, **loose_files()), format="multipart")
+
+    assert (first.status_code, again.status_code) == (201, 409)
+    body = again.json()
+    assert named in body["detail"] and "nothing was stored or changed" in body["detail"]
+    assert body["id"] == first.json()["id"] and body["url"] == first.json()["url"]
+    run = Run.objects.get()
+    assert (run.effort, run.metadata) == ("", {})
+    assert stored_files(media_root) == files_after_first
+
+
+@pytest.mark.parametrize("name", ["metadata.json", "result.json"])
+def test_a_bundle_reads_either_metadata_name_of_a_run_folder(api, registry, name):
+    members = {**RUN_FOLDER}
+    members[name] = members.pop("result.json")
+    response = api.post(
+        URL, form(registry, bundle=upload("run.zip", zip_bytes(members))), format="multipart"
+    )
+
+    assert response.status_code == 201, response.json()
+    run = Run.objects.get()
+    assert (run.turns, run.cost_usd) == (7, 1.25)
+    assert name not in run.transcript_files.values_list("name", flat=True)
+
+
 def test_another_submitters_identical_upload_is_a_run_of_its_own(api, other_api, registry):
     first = api.post(URL, form(registry, **loose_files()), format="multipart")
     again = other_api.post(URL, form(registry, **loose_files()), format="multipart")
