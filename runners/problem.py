@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from runners.schema import EXTRA_PROBLEMS_ENV
 from runners.shape_expr import ExprError, evaluate_expr, expr_names
 
 CATEGORIES = ("pytorch-to-kernel", "triton-to-triton", "cuda-to-cuda")
@@ -46,7 +47,6 @@ SHAPES_PLACEHOLDER = "{{visible_shapes}}"
 MIN_SEEDS = 3
 MIN_HIDDEN_SHAPES = 4
 
-EXTRA_PROBLEMS_ENV = "ARENA_EXTRA_PROBLEMS"
 
 _REQUIRED_KEYS = {"slug", "title", "category", "regime", "peak_dtype", "flops", "bytes"}
 _REQUIRED_KEYS |= {"outputs", "forbidden", "shapes", "seeds"}

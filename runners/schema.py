@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 SCHEMA_VERSION = 1
+# The variable naming more problem folders (os.pathsep-separated) that the engine reads beside
+# its deck; the platform's web process and workers set it alike (runners.problem reads it).
+EXTRA_PROBLEMS_ENV = "ARENA_EXTRA_PROBLEMS"
 
 
 class Verdict:

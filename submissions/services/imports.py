@@ -21,7 +21,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from runners.kernelbench_hard import published
-from runners.problem import EXTRA_PROBLEMS_ENV
+from runners.schema import EXTRA_PROBLEMS_ENV
 from runners.solution_files import split_sidecars
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem, Run
 from submissions.services.registry import engine_problems, sync_problems
