@@ -16,7 +16,6 @@ import logging
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.db import transaction
 
@@ -25,8 +24,9 @@ from arena_cli.launch import OUTCOMES, LaunchError, run_agent
 from arena_cli.runfolder import sidecar_files, transcript_files
 from submissions.models import Campaign, CampaignLaunch, Run
 from submissions.services import queue
+from submissions.services.accounts import service_account
 from submissions.services.runs import create_run, set_published
-from submissions.uploads import IncomingFile, RunFiles
+from submissions.uploads import IncomingFile, IntakeError, RunFiles
 
 logger = logging.getLogger(__name__)
 
@@ -130,20 +130,27 @@ def run_launch(*, launch_id: int) -> CampaignLaunch | None:
             gpu=settings.ARENA_AGENT_GPU,
             provider=settings.ARENA_AGENT_ENV,
         )
+        detail = "; ".join(filter(None, [OUTCOMES[result.outcome][0], result.detail]))
+        if result.outcome not in AGENT_OUTCOMES:
+            return _finish(launch, status=Status.FAILED, outcome=result.outcome, detail=detail)
+        run = _submit(launch, folder)
     except LaunchError as error:
         return _finish(launch, status=Status.FAILED, outcome="harness_error", detail=str(error))
-    detail = "; ".join(filter(None, [OUTCOMES[result.outcome][0], result.detail]))
-    if result.outcome not in AGENT_OUTCOMES:
+    except IntakeError as error:  # the run folder breaks an intake limit: said, not lost
+        detail = f"the run folder ({folder}) could not be stored: {error}"
         return _finish(launch, status=Status.FAILED, outcome=result.outcome, detail=detail)
-    run = _submit(launch, folder)
+    except BaseException as error:  # a launch never stays running after its worker gave up
+        detail = f"the agent worker failed: {type(error).__name__}: {error}"
+        _finish(launch, status=Status.FAILED, outcome="harness_error", detail=detail[:2000])
+        raise
     return _finish(launch, status=Status.SUBMITTED, outcome=result.outcome, detail=detail, run=run)
 
 
 def _cli(harness: str) -> str | None:
-    """The harness's executable in ARENA_AGENT_CLI_DIR, where set; else run_agent looks on PATH."""
-    if not settings.ARENA_AGENT_CLI_DIR:
-        return None
-    return str(Path(settings.ARENA_AGENT_CLI_DIR) / HARNESSES[harness].binary)
+    """The harness's executable in ARENA_AGENT_CLI_DIR where it is there; else run_agent looks
+    on PATH."""
+    found = Path(settings.ARENA_AGENT_CLI_DIR or ".") / HARNESSES[harness].binary
+    return str(found) if settings.ARENA_AGENT_CLI_DIR and found.is_file() else None
 
 
 def _finish(launch: CampaignLaunch, *, status, outcome: str, detail: str, run: Run | None = None):
@@ -175,25 +182,15 @@ def _submit(launch: CampaignLaunch, folder: Path) -> Run:
         )
         with transaction.atomic():
             run, _ = create_run(
-                submitter=platform_account(),
+                submitter=service_account(settings.ARENA_PLATFORM_USERNAME),
                 problem=launch.problem,
                 language_model=launch.language_model,
                 harness=launch.harness,
                 hardware=campaign.hardware,
                 files=files,
                 effort=launch.effort,
+                # a run out of its budget may have no session log yet: it still counts
+                transcript_required=False,
             )
             set_published(runs=Run.objects.filter(pk=run.pk), published=True)
     return run
-
-
-def platform_account():
-    """The account verified runs are submitted as (no password: nobody logs in as it)."""
-    # staff: the upload quota is for people; the unusable password keeps the admin closed to it
-    user, created = get_user_model().objects.get_or_create(
-        username=settings.ARENA_PLATFORM_USERNAME, defaults={"is_staff": True}
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user

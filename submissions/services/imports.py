@@ -16,7 +16,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.db import transaction
 
@@ -24,6 +23,7 @@ from runners.kernelbench_hard import published
 from runners.schema import EXTRA_PROBLEMS_ENV
 from runners.solution_files import split_sidecars
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem, Run
+from submissions.services.accounts import service_account
 from submissions.services.registry import engine_problems, sync_problems
 from submissions.services.runs import create_run
 from submissions.uploads import IncomingFile, RunFiles
@@ -57,7 +57,7 @@ def import_kernelbench_hard(
             f"and public/runs/{gpu}/ beside benchmarks/hard/problems-{gpu}/)"
         )
     _import_problems(checkout, gpu, problems, {run["problem"] for run in runs})
-    account = _source_account()
+    account = service_account(SOURCE_ACCOUNT)
     gpu_name = published.gpu_name(checkout, gpu)
     active = {p.slug: p for p in Problem.objects.filter(is_active=True)}
     report = ImportReport()
@@ -90,17 +90,6 @@ def _import_problems(checkout: Path, gpu: str, folder: Path, names: set[str]) ->
             output = (done.stderr or done.stdout)[-2000:]
             raise RunImportError(f"the problem import failed: {output}")
     sync_problems(infos=engine_problems())
-
-
-def _source_account():
-    user, created = get_user_model().objects.get_or_create(
-        username=SOURCE_ACCOUNT,
-        defaults={"is_staff": True},  # staff: no upload quota
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
 
 
 def _import_run(

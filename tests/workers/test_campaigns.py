@@ -12,7 +12,14 @@ import pytest
 from arena_cli.harnesses import HARNESSES
 from runners.pack import render_prompt
 from runners.problem import load_problem
-from submissions.models import Campaign, CampaignLaunch, HardwareTarget, Harness, LanguageModel
+from submissions.models import (
+    Campaign,
+    CampaignLaunch,
+    HardwareTarget,
+    Harness,
+    LanguageModel,
+    Run,
+)
 from submissions.models import Problem as ProblemRow
 from submissions.services import campaigns
 from submissions.services.registry import engine_problems, seed_registry, sync_problems
@@ -110,6 +117,21 @@ def test_an_infrastructure_failure_makes_no_run_and_is_launched_again(campaign, 
     assert launch.run.verified_campaign == campaign
     # a launch already taken is not launched twice (a redelivered message)
     assert campaigns.run_launch(launch_id=launch.pk) is None
+
+
+def test_a_run_folder_the_intake_refuses_fails_its_launch_with_the_reason(campaign, settings):
+    settings.ARENA_MAX_SOLUTION_BYTES = 10
+    with ScriptedModel(writes_and_checks) as model:
+        settings.ARENA_AGENT_ENV = provider(model)
+        campaigns.start(campaign)
+
+    launch = CampaignLaunch.objects.get()
+    assert (launch.status, launch.outcome, launch.run) == (Status.FAILED, "ok", None)
+    assert "could not be stored: The solution is" in launch.detail
+    assert "the limit is 10" in launch.detail
+    assert not Run.objects.exists()
+    folder = settings.ARENA_AGENT_RUNS_DIR / "nightly" / f"{launch.pk}-1"
+    assert (folder / "solution.py").read_text() == HONEST  # the run folder is kept
 
 
 def test_a_campaign_needs_a_launchable_matrix(campaign):
