@@ -259,7 +259,7 @@ ARENA_AGENT_ENV = {
     )
     if name in os.environ
 }
-# The CLIs' executables: `make agents` installs them here; a CLI not found here is looked up on PATH.
+# The CLIs' executables: `make agents` installs them here; a CLI not here is looked up on PATH.
 ARENA_AGENT_CLI_DIR = env_str("ARENA_AGENT_CLI_DIR", str(BASE_DIR / ".venv/npm/node_modules/.bin"))
 ARENA_AGENT_RUNS_DIR = Path(env_str("ARENA_AGENT_RUNS_DIR", str(VAR_DIR / "agent-runs")))
 ARENA_AGENT_GPU = env_str("ARENA_AGENT_GPU") or None  # the GPU the agents' checks run on
