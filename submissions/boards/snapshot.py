@@ -375,12 +375,14 @@ class BudgetCount:
         return budget_label(self.key)
 
 
+def budget_key(budget_s: float | None) -> str:
+    """A declared budget in whole seconds, or NO_BUDGET (None or NaN)."""
+    return NO_BUDGET if budget_s is None or math.isnan(budget_s) else str(round(budget_s))
+
+
 def budget_keys(budget_s: np.ndarray) -> np.ndarray:
-    """Each run's budget key: its declared budget in whole seconds, or NO_BUDGET."""
-    return np.array(
-        [NO_BUDGET if math.isnan(value) else str(round(value)) for value in budget_s.tolist()],
-        dtype=object,
-    )
+    """Each run's budget key (``budget_key``)."""
+    return np.array([budget_key(value) for value in budget_s.tolist()], dtype=object)
 
 
 def budget_counts(runs: RunTable) -> list[BudgetCount]:
@@ -390,8 +392,7 @@ def budget_counts(runs: RunTable) -> list[BudgetCount]:
 
 def budget_counts_of(budget_s) -> list[BudgetCount]:
     """The budgets among these figures (seconds, None or NaN for none), with their counts."""
-    figures = np.array([np.nan if value is None else value for value in budget_s], dtype=float)
-    keys, counts = np.unique(budget_keys(figures).astype(str), return_counts=True)
+    keys, counts = np.unique([budget_key(value) for value in budget_s], return_counts=True)
     found = [BudgetCount(key=str(k), runs=int(n)) for k, n in zip(keys, counts, strict=True)]
     return sorted(found, key=lambda b: (b.key == NO_BUDGET, int(b.key) if b.key.isdigit() else 0))
 

@@ -12,6 +12,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from submissions.boards.snapshot import budget_key, budget_label
 from submissions.models import Evaluation
 
 register = template.Library()
@@ -84,6 +85,12 @@ def seconds(value) -> str:
     if abs(number) < 3600:
         return f"{sig(number / 60, 2)} min"
     return f"{sig(number / 3600, 2)} h"
+
+
+@register.filter
+def budget(value) -> str:
+    """A declared wall budget in seconds as the boards name it ("45 min", "1 h 30 min")."""
+    return budget_label(budget_key(_number(value)))
 
 
 @register.filter

@@ -93,7 +93,7 @@ def test_a_campaign_launch_becomes_a_verified_graded_run_on_the_board(campaign, 
 
     page = client.get(run.get_absolute_url()).content.decode()
     assert '<span class="badge verified"' in page
-    assert "launched by Kernel Arena with the published prompt and a 2.0 min budget" in page
+    assert "launched by Kernel Arena with the published prompt and a 2 min budget" in page
     assert client.get(f"/api/v1/runs/{run.uuid}/").json()["verified_campaign"] == "nightly"
 
 
