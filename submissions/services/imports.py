@@ -21,12 +21,12 @@ from django.db import transaction
 
 from runners.kernelbench_hard import published
 from runners.schema import EXTRA_PROBLEMS_ENV
-from runners.solution_files import split_sidecars
+from runners.solution_files import SolutionFilesError, split_sidecars
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem, Run
 from submissions.services.accounts import service_account
 from submissions.services.registry import engine_problems, sync_problems
 from submissions.services.runs import create_run
-from submissions.uploads import IncomingFile, RunFiles
+from submissions.uploads import IncomingFile, IntakeError, RunFiles
 
 SOURCE_ACCOUNT = "kernelbench-hard"
 # Harnesses the registry may lack, by the slug published.harness_of gives them.
@@ -66,13 +66,18 @@ def import_kernelbench_hard(
         if problem is None:
             report.skipped[run["run_id"]] = f"problem {run['problem']} was not imported"
             continue
-        created = _import_run(run, problem, hardware, account, gpu, gpu_name)
+        try:
+            created = _import_run(run, problem, hardware, account, gpu, gpu_name)
+        except (IntakeError, SolutionFilesError) as error:  # this run only; the others go on
+            report.skipped[run["run_id"]] = f"not stored: {error}"
+            continue
         (report.created if created else report.existing).append(run["run_id"])
     return report
 
 
 def _import_problems(checkout: Path, gpu: str, folder: Path, names: set[str]) -> None:
-    roots = [Path(p).resolve() for p in os.environ.get(EXTRA_PROBLEMS_ENV, "").split(os.pathsep)]
+    extra = os.environ.get(EXTRA_PROBLEMS_ENV, "").split(os.pathsep)
+    roots = [Path(p).resolve() for p in extra if p]
     if folder.resolve() not in roots:
         raise RunImportError(
             f"{folder} is not in {EXTRA_PROBLEMS_ENV}: set {EXTRA_PROBLEMS_ENV}={folder} for this "

@@ -150,6 +150,27 @@ def test_published_runs_become_graded_runs_with_the_source_beside_ours(checkout,
     assert Run.objects.count() == 2  # a second import adds only what is new
 
 
+def test_a_published_run_the_intake_refuses_is_skipped_with_its_reason(
+    checkout, platform, settings, capsys
+):
+    settings.ARENA_MAX_SOLUTION_BYTES = 100
+    call_command(
+        "import_runs",
+        "kernelbench-hard",
+        str(checkout),
+        "--target",
+        "cpu",
+        "--problems",
+        str(platform),
+    )
+
+    out, err = capsys.readouterr()
+    assert "0 run(s) imported and queued on cpu, 0 already here, 2 skipped" in out
+    assert f"skipped {next(iter(RUNS))}: not stored: The solution is" in err
+    assert "the limit is 100." in err
+    assert not Run.objects.exists()
+
+
 def test_bad_inputs_say_what_to_do(checkout, platform, tmp_path):
     with pytest.raises(CommandError, match="no hardware target 'b200'"):
         call_command("import_runs", "kernelbench-hard", str(checkout), "--target", "b200")
