@@ -13,6 +13,9 @@ from arena_cli.runfolder import read_run_folder
 from runners.evaluate import evaluate
 from runners.schema import Verdict
 from tests.launcher.model_server import ScriptedModel  # importable from tests/workers too
+from transcripts.lineage import rebuild_lineage
+from transcripts.model import Kind
+from transcripts.parsers import parse_files
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "npm" / "node_modules" / ".bin"
@@ -73,6 +76,20 @@ def launch_scripted(script, tmp_path: Path, *, keys, budget_s: float = 120.0, **
     with ScriptedModel(script(out / "workspace")) as model, provider_env(**keys(model.url)):
         result = run_agent(problem="row_sum", out=out, budget_s=budget_s, **run_args)
     return result, out, model
+
+
+def assert_fix_and_check_session(out: Path, log: str, tools: list[str]):
+    """The native log of a `fix_and_check` run, parsed: exactly the script's five tool calls
+    (`tools`, in the CLI's names), the first check the one failed result, and the two versions
+    of solution.py rebuilt in order; the session."""
+    session = parse_files([out / log])
+    calls = [e for e in session.events if e.kind == Kind.TOOL_CALL]
+    assert [e.tool_name for e in calls] == tools
+    results = [e for e in session.events if e.kind == Kind.TOOL_RESULT]
+    assert [r.is_error for r in results] == [False, False, True, False, False]
+    assert [v.content for v in rebuild_lineage(session).versions] == [BROKEN, HONEST]
+    assert (out / "solution.py").read_text() == HONEST
+    return session
 
 
 def assert_submittable_and_grades_ok(out: Path, log: str) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from launcher_support import (
-    BROKEN,
     HONEST,
+    assert_fix_and_check_session,
     assert_submittable_and_grades_ok,
     fix_and_check,
     installed_cli,
@@ -22,9 +22,6 @@ from arena_cli.launch import LaunchError, parse_budget, run_agent
 from arena_cli.main import main as arena
 from runners.pack import render_prompt
 from runners.problem import load_problem
-from transcripts.lineage import rebuild_lineage
-from transcripts.model import Kind
-from transcripts.parsers import parse_files
 
 
 def claude() -> str:
@@ -78,15 +75,8 @@ def test_a_run_that_fixes_its_solution_leaves_a_run_folder_that_grades_ok(tmp_pa
     assert log == f"{result.session_id}.jsonl" and (out / log).is_file()
     assert (out / "home" / ".claude" / "projects").is_dir()
     # our parser reads exactly the script's tool calls from it
-    session = parse_files([out / log])
-    calls = [(e.tool_name, e.is_error) for e in session.events if e.kind == Kind.TOOL_CALL]
-    assert [name for name, _ in calls] == ["Read", "Write", "Bash", "Write", "Bash"]
-    results = [e for e in session.events if e.kind == Kind.TOOL_RESULT]
-    assert [r.is_error for r in results] == [False, False, True, False, False]
-    # lineage rebuilds both versions the script wrote; the last is the run folder's solution
-    versions = rebuild_lineage(session).versions
-    assert [v.content for v in versions] == [BROKEN, HONEST]
-    assert (out / "solution.py").read_text() == HONEST
+    # and lineage rebuilds both versions the script wrote; the last is the run folder's solution
+    assert_fix_and_check_session(out, log, ["Read", "Write", "Bash", "Write", "Bash"])
     # the model saw the prompt, and every main request offered the CLI's tools
     first = next(r for r in model.requests if r["body"].get("tools"))
     assert "row sum" in json.dumps(first["body"]["messages"][0]).lower()
