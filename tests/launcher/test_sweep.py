@@ -112,3 +112,32 @@ def test_a_bad_matrix_says_what_is_wrong(tmp_path):
     path.write_text(MATRIX)
     assert arena(["sweep", str(path), "--out", str(tmp_path / "s"), "--cli", "claude"]) == 2
     assert not (tmp_path / "s").exists()  # nothing started
+
+
+def test_retry_infra_runs_again_only_what_the_provider_failed(tmp_path, capsys):
+    """A 429 is kept in the manifest as a retryable outcome: a plain resume leaves it, and
+    `--retry-infra` runs it again (its first folder moved aside)."""
+    (tmp_path / "matrix.yaml").write_text(
+        "agents: [{harness: claude-code, models: [model-a]}]\nproblems: [row_sum]\nbudget: 60s\n"
+    )
+    out = tmp_path / "sweep"
+    command = ["sweep", str(tmp_path / "matrix.yaml"), "--out", str(out)]
+    command += ["--cli", f"claude-code={installed_cli('claude', 'ARENA_CLAUDE_CLI')}"]
+
+    def sweep(script, *extra: str) -> dict:
+        with ScriptedModel(script) as model:
+            keys = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-scripted"}
+            with provider_env(**keys, CLAUDE_CODE_MAX_RETRIES="0"):
+                assert arena([*command, *extra]) == 0
+        return read_manifest(out)
+
+    (limited,) = sweep(lambda workspace: [[{"status": 429}]]).values()
+    assert (limited["outcome"], limited["retryable"]) == ("provider_rate_limited", True)
+    sweep(works_a_while)  # without --retry-infra: nothing to run
+    assert "1 run(s), 1 finished before, 0 to run" in capsys.readouterr().out
+    (retried,) = sweep(works_a_while, "--retry-infra").values()
+    assert retried["outcome"] == "ok" and (out / retried["folder"] / "solution.py").is_file()
+    assert len((out / "manifest.jsonl").read_text().splitlines()) == 2
+    assert [p.name for p in out.iterdir() if ".earlier-" in p.name] == [
+        f"{retried['folder']}.earlier-1"
+    ]
