@@ -84,7 +84,7 @@ def _batch(args, count: int, folder: Path) -> dict:
     folder.mkdir(parents=True)
     call_command("migrate", verbosity=0)
     hardware = _target(args.device)
-    workers = [_start_worker(hardware.queue_name, index, folder) for index in range(count)]
+    workers = [start_worker(hardware.queue_name, index, folder) for index in range(count)]
     try:
         started = time.monotonic()
         runs = [_upload(args.problem, hardware, n) for n in range(args.runs)]
@@ -92,7 +92,7 @@ def _batch(args, count: int, folder: Path) -> dict:
         wall_s = time.monotonic() - started
     finally:
         for process in workers:
-            _stop(process)
+            stop(process)
     return _report(args, count, runs, wall_s, killed, folder)
 
 
@@ -118,7 +118,7 @@ def _target(device: str):
     return target
 
 
-def _start_worker(queue: str, index: int, folder: Path) -> subprocess.Popen:
+def start_worker(queue: str, index: int, folder: Path) -> subprocess.Popen:
     command = [sys.executable, "-m", "celery", "-A", "arena_web", "worker", "-Q", queue]
     command += ["-c", "1", "--prefetch-multiplier", "1", "-n", f"gpu{index}@%h"]
     command += ["--without-mingle", "--without-gossip", "--loglevel", "INFO"]
@@ -165,7 +165,7 @@ def _follow(args, runs, workers, started: float) -> str | None:
     while pending.exists() and time.monotonic() - started < args.timeout_s:
         done = Evaluation.objects.filter(run__in=runs, status="done").count()
         if args.kill_one and killed is None and len(workers) > 1 and done >= len(runs) // 2:
-            killed = _kill_busy(workers)
+            killed = kill_busy(workers)
         if time.monotonic() - last_sweep > SWEEP_EVERY_S:
             sweep()
             last_sweep = time.monotonic()
@@ -173,7 +173,7 @@ def _follow(args, runs, workers, started: float) -> str | None:
     return killed
 
 
-def _kill_busy(workers) -> str:
+def kill_busy(workers) -> str:
     from submissions.models import Evaluation
 
     busy = Evaluation.objects.filter(status="running").values_list("worker_host", flat=True)
@@ -183,7 +183,7 @@ def _kill_busy(workers) -> str:
     return f"gpu{index}"
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -198,7 +198,7 @@ def _report(args, count: int, runs, wall_s: float, killed, folder: Path) -> dict
     evaluations = list(Evaluation.objects.filter(run__in=runs).prefetch_related("shapes"))
     done = [e for e in evaluations if e.status == "done"]
     waits = [(e.started_at - e.created_at).total_seconds() for e in done if e.started_at]
-    graded = Counter(m for log in folder.glob("worker-*.log") for m in _graded_ids(log))
+    graded = Counter(m for log in folder.glob("worker-*.log") for m in graded_ids(log))
     return {
         "workers": count,
         "device": args.device,
@@ -207,20 +207,20 @@ def _report(args, count: int, runs, wall_s: float, killed, folder: Path) -> dict
         "killed": killed,
         "wall_s": round(wall_s, 1),
         "evaluations_per_hour": round(len(done) / wall_s * 3600, 1) if wall_s else None,
-        "queue_wait_s": _spread(waits),
+        "queue_wait_s": spread(waits),
         "lost": sum(1 for e in evaluations if e.status != "done"),
         "graded_twice": sum(1 for n in graded.values() if n > 1),
         "requeued": sum(1 for e in done if e.attempts > 1),
         "per_worker": dict(Counter(e.worker_host for e in done)),
-        "timing_agreement": _agreement(done),
+        "timing_agreement": agreement(done),
     }
 
 
-def _graded_ids(log: Path) -> list[str]:
+def graded_ids(log: Path) -> list[str]:
     return GRADED.findall(log.read_text(errors="replace"))
 
 
-def _spread(values: list[float]) -> dict:
+def spread(values: list[float]) -> dict:
     if not values:
         return {}
     ordered = sorted(values)
@@ -228,7 +228,7 @@ def _spread(values: list[float]) -> dict:
     return {"median": round(statistics.median(ordered), 2), "p95": round(p95, 2)}
 
 
-def _agreement(done) -> dict:
+def agreement(done) -> dict:
     """Per visible shape: the median time on each worker, and max/min - 1 between workers."""
     times: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for evaluation in done:
@@ -236,10 +236,10 @@ def _agreement(done) -> dict:
             if shape.set != "hidden" and shape.median_us:
                 label = f"{shape.set} {shape.index + 1}"
                 times[label][evaluation.worker_host].append(shape.median_us)
-    return {label: _between(per_worker) for label, per_worker in sorted(times.items())}
+    return {label: between(per_worker) for label, per_worker in sorted(times.items())}
 
 
-def _between(per_worker: dict[str, list[float]]) -> dict:
+def between(per_worker: dict[str, list[float]]) -> dict:
     medians = {worker: statistics.median(values) for worker, values in per_worker.items()}
     low, high = min(medians.values()), max(medians.values())
     return {

@@ -46,16 +46,31 @@ class ImportReport:
 
 
 def import_kernelbench_hard(
-    *, checkout: Path, gpu: str, hardware: HardwareTarget, problems: Path
+    *,
+    checkout: Path,
+    gpu: str,
+    hardware: HardwareTarget,
+    problems: Path,
+    only: frozenset[str] = frozenset(),
 ) -> ImportReport:
     """Import the problems into ``problems`` (a folder of ARENA_EXTRA_PROBLEMS) and every run
-    the checkout publishes for ``gpu``, each queued for grading on ``hardware``."""
+    the checkout publishes for ``gpu``, each queued for grading on ``hardware``; ``only`` keeps
+    the runs of those problems (the source's folder names or our slugs)."""
     runs = published.published_runs(checkout, gpu)
     if not runs:
         raise RunImportError(
             f"{checkout}: no published run for {gpu} (expected public/data/rundetail/{gpu}/ "
             f"and public/runs/{gpu}/ beside benchmarks/hard/problems-{gpu}/)"
         )
+    if only:
+        names = {run["problem"] for run in runs}
+        unknown = only - names - {published.slug_for(name) for name in names}
+        if unknown:
+            raise RunImportError(
+                f"no published run of {', '.join(sorted(unknown))} (the source's problems: "
+                f"{', '.join(sorted(names))})"
+            )
+        runs = [r for r in runs if {r["problem"], published.slug_for(r["problem"])} & only]
     _import_problems(checkout, gpu, problems, {run["problem"] for run in runs})
     account = service_account(SOURCE_ACCOUNT)
     gpu_name = published.gpu_name(checkout, gpu)

@@ -171,6 +171,17 @@ def test_a_published_run_the_intake_refuses_is_skipped_with_its_reason(
     assert not Run.objects.exists()
 
 
+def test_only_the_named_problems_runs_are_imported(checkout, platform, capsys):
+    command = ["import_runs", "kernelbench-hard", str(checkout), "--problems", str(platform)]
+    unknown = r"no published run of 09_conv \(the source's problems: 04_relu\)"
+    with pytest.raises(CommandError, match=unknown):
+        call_command(*command, "--target", "cpu", "--problem", "09_conv")
+    assert not Run.objects.exists()
+
+    call_command(*command, "--target", "cpu", "--problem", "kbh_relu")  # our slug
+    assert "2 run(s) imported and queued on cpu" in capsys.readouterr().out
+
+
 def test_bad_inputs_say_what_to_do(checkout, platform, tmp_path):
     with pytest.raises(CommandError, match="no hardware target 'b200'"):
         call_command("import_runs", "kernelbench-hard", str(checkout), "--target", "b200")

@@ -30,7 +30,15 @@ class Command(BaseCommand):
             "default var/problems/kernelbench-hard-<gpu>)",
         )
 
-    def handle(self, *args, source, checkout, gpu, target, problems, **options):
+        parser.add_argument(
+            "--problem",
+            action="append",
+            default=[],
+            dest="only",
+            help="import only this problem's runs (repeatable; the source's name or our slug)",
+        )
+
+    def handle(self, *args, source, checkout, gpu, target, problems, only, **options):
         hardware = HardwareTarget.objects.filter(slug=target).first()
         if hardware is None:
             known = ", ".join(HardwareTarget.objects.values_list("slug", flat=True)) or "none"
@@ -40,7 +48,11 @@ class Command(BaseCommand):
         folder = problems or settings.VAR_DIR / "problems" / f"kernelbench-hard-{gpu}"
         try:
             report = import_kernelbench_hard(
-                checkout=checkout, gpu=gpu, hardware=hardware, problems=folder
+                checkout=checkout,
+                gpu=gpu,
+                hardware=hardware,
+                problems=folder,
+                only=frozenset(only),
             )
         except (RunImportError, EngineError) as error:
             raise CommandError(str(error)) from None
