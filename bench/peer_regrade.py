@@ -13,10 +13,10 @@ from the repository root:
 
 Writes, and rewrites every few seconds (a deadline leaves what was graded):
   OUT/evaluations.jsonl  one line per graded run: the source's run id, our evaluation (the
-                         engine's result as stored, the worker, queue and grade times)
-  OUT/regrade.json       evaluations per hour, queue wait, lost and graded-twice counts, the
-                         evaluations per worker, and the medians per GPU of solutions graded on
-                         several GPUs
+                         engine's result as stored, each text cut at its first line, the
+                         worker, queue and grade times)
+  OUT/regrade.json       evaluations per hour, grade time, queue wait, lost and graded-twice
+                         counts, the evaluations per worker and their verdicts
 ``--resume`` records earlier results (through ``services.evaluations.record_result``, before any
 worker starts) so that a batch spread over several machines grades each run once;
 ``manage.py load_board`` builds the demo's fixture from these files.
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,7 +36,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from scaleout import LEASE_S, agreement, graded_ids, kill_busy, spread, start_worker, stop
+from scaleout import LEASE_S, graded_ids, kill_busy, spread, start_worker, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "gpu.h100-sxm"
@@ -65,7 +66,7 @@ def main() -> int:
     finally:
         for process in servers:
             stop(process)
-    print(json.dumps({k: v for k, v in report.items() if k != "timing_agreement"}, indent=2))
+    print(json.dumps({k: v for k, v in report.items() if k != "evaluations"}, indent=2))
     return 0
 
 
@@ -77,10 +78,13 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--workers", type=int, default=1, help="one per GPU: 0..N-1")
     parser.add_argument("--devices", help="the GPUs, one worker each (2,3): overrides --workers")
-    parser.add_argument("--servers", type=Path, help="start PostgreSQL and Redis in this folder")
+    parser.add_argument(
+        "--servers", type=Path, help="start PostgreSQL and Redis in this scratch folder (emptied)"
+    )
     parser.add_argument("--problem", action="append", default=[], help="only these (in order)")
     parser.add_argument("--until", type=float, help="stop at this epoch second")
     parser.add_argument("--kill-one", action="store_true", help="SIGKILL a busy worker halfway")
+    parser.add_argument("--kill-after", type=int, help="... after this many grades (not halfway)")
     parser.add_argument("--resume", type=Path, action="append", default=[])
     args = parser.parse_args()
     args.devices = [int(d) for d in args.devices.split(",")] if args.devices else []
@@ -93,7 +97,9 @@ def _start_servers(folder: Path) -> list[subprocess.Popen]:
     """PostgreSQL (pgserver's bundled binaries) and Redis, both local to this run."""
     import pgserver  # only on GPU machines without a server (a wheel that bundles PostgreSQL)
 
-    folder.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)  # a scratch folder: no state of an earlier batch
+    folder.mkdir(parents=True)
+    os.environ["ARENA_VAR_DIR"] = str(folder / "var")
     database = pgserver.get_server(folder / "pg", cleanup_mode="stop")
     command = ["redis-server", "--port", "6390", "--bind", "127.0.0.1", "--save", ""]
     with open(folder / "redis.log", "wb") as log:
@@ -191,12 +197,12 @@ def _follow(args, workers, started: float, resumed: set[int]) -> str | None:
     from submissions.services.evaluations import sweep
 
     killed, last_sweep, last_save = None, 0.0, 0.0
-    total = Evaluation.objects.count()
+    half = (Evaluation.objects.count() - len(resumed)) // 2
     while Evaluation.objects.exclude(status__in=["done", "error"]).exists():
         if args.until and time.time() > args.until:
             break
         done = Evaluation.objects.filter(status="done").exclude(pk__in=resumed).count()
-        if args.kill_one and killed is None and done >= (total - len(resumed)) // 2:
+        if args.kill_one and killed is None and done >= (args.kill_after or half):
             killed = kill_busy(workers)
         if time.monotonic() - last_sweep > SWEEP_EVERY_S:
             sweep()
@@ -235,7 +241,6 @@ def _report(args, wall_s: float, produced_s: float, resumed: set[int], killed) -
         "requeued": sum(1 for e in done if e.attempts > 1),
         "per_worker": dict(Counter(e.worker_host.split("@")[0] for e in done)),
         "verdicts": dict(Counter(e.verdict for e in done)),
-        "timing_agreement": agreement(done),
         "evaluations": [_line(e) for e in done],
     }
 
@@ -248,8 +253,20 @@ def _line(evaluation) -> dict:
         "queued_at": evaluation.created_at.isoformat(),
         "started_at": evaluation.started_at.isoformat(),
         "finished_at": evaluation.finished_at.isoformat(),
-        "result": evaluation.result,
+        "result": first_lines(evaluation.result),
     }
+
+
+def first_lines(value):
+    """Each text of a result cut at its first line: compiler messages quote the source's code,
+    which stays where the source publishes it."""
+    if isinstance(value, str):
+        return value.split("\n", 1)[0]
+    if isinstance(value, dict):
+        return {key: first_lines(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [first_lines(item) for item in value]
+    return value
 
 
 def _save(out: Path, report: dict) -> None:
