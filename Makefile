@@ -45,7 +45,7 @@ demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_registry
 	$(BIN)/python manage.py sync_problems
-	$(BIN)/python manage.py demo_history
+	$(BIN)/python manage.py load_graded_runs submissions/demo/kernelbench_hard_h100.json
 	$(BIN)/python manage.py demo_runs
 	$(BIN)/python manage.py runserver $(HOST)
 

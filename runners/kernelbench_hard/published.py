@@ -134,3 +134,35 @@ def run_facts(run: dict[str, Any]) -> dict[str, Any]:
         "wall_time_s": stats.get("agent_s"),
     }
     return {key: value for key, value in facts.items() if value is not None}
+
+
+def run_record(run: dict[str, Any], gpu: str, gpu_name: str) -> dict[str, Any]:
+    """What a run of ours records of one published run, apart from its code: who ran it (model,
+    harness, effort), its agent-reported facts as an upload's metadata, where its code lives and
+    the source's own verdict. `manage.py import_runs` and the demo's graded board both use it."""
+    return {
+        "source_run_id": run["run_id"],
+        "problem": slug_for(run["problem"]),
+        "model": {
+            "slug": model_slug(run["model"]),
+            "display_name": run["model"],
+            "provider": provider_of(run["model"]),
+        },
+        "harness": harness_of(run["harness"]),
+        "effort": run["effort"],
+        "metadata": {
+            **run_facts(run),
+            "source": SOURCE_NAME,
+            "source_run_id": run["run_id"],
+            "source_harness": run["harness"],
+        },
+        "source_url": source_url(run, gpu),
+        "source_result": {
+            "source": SOURCE_NAME,
+            "run_id": run["run_id"],
+            "gpu": gpu_name,
+            "correct": bool(run.get("correct")),
+            "failure_reason": run.get("failure_reason") or "",
+            "peak_fraction": run.get("peak_fraction"),
+        },
+    }

@@ -10,6 +10,7 @@ from itertools import compress
 from urllib.parse import urlencode
 
 import numpy as np
+from django.db.models import Count, Q
 from django.http import QueryDict
 
 from submissions.boards import snapshot
@@ -132,11 +133,29 @@ class Board:
         return len(self.budgets) > 1
 
 
-def counted_demo_runs(*, hardware: HardwareTarget) -> int:
-    """How many of the runs this board counts are synthetic demo data (``manage.py
-    demo_history``): pages say so above the board."""
-    runs = snapshot.counted_runs(hardware_id=hardware.pk)
-    return runs.filter(metadata__demo="synthetic").count()
+@dataclass(frozen=True)
+class Provenance:
+    """Where the runs a board counts come from, as pages say above the board."""
+
+    synthetic: int  # synthetic demo data (manage.py demo_history)
+    sources: list[tuple[str, int]]  # (benchmark, runs) published elsewhere and graded here
+
+
+def counted_provenance(*, hardware: HardwareTarget) -> Provenance:
+    """How many of the runs this board counts are synthetic demo data, and how many another
+    benchmark published (services.imports) and this site graded, per source (one query)."""
+    rows = (
+        snapshot.counted_runs(hardware_id=hardware.pk)
+        .order_by()
+        .values("source_result__source")
+        .annotate(runs=Count("pk"), synthetic=Count("pk", filter=Q(metadata__demo="synthetic")))
+    )
+    synthetic, sources = 0, []
+    for row in rows:
+        synthetic += row["synthetic"]
+        if row["source_result__source"]:
+            sources.append((row["source_result__source"], row["runs"]))
+    return Provenance(synthetic=synthetic, sources=sorted(sources))
 
 
 def budget_choices() -> list[tuple[str, str]]:

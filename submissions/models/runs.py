@@ -157,6 +157,7 @@ class Run(models.Model):
         PENDING = "pending", "Pending"
         PARSED = "parsed", "Parsed"
         FAILED = "failed", "Failed"
+        NONE = "none", "None uploaded"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     problem = models.ForeignKey(Problem, on_delete=models.PROTECT, related_name="runs")

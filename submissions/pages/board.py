@@ -43,7 +43,7 @@ def _board_page(request, tabs: list[HardwareTarget], hardware: HardwareTarget):
         "hardware": hardware,
         "choices": filter_choices(),
         "keep": kept(request, ("sort", "dir")),
-        "demo_runs": boards.counted_demo_runs(hardware=hardware),
+        "provenance": boards.counted_provenance(hardware=hardware),
     }
     return render(request, "submissions/board.html", context)
 
@@ -89,7 +89,7 @@ def matrix(request, hardware):
         "hardware": target,
         "choices": filter_choices(),
         "keep": kept(request, ("stat",)),
-        "demo_runs": boards.counted_demo_runs(hardware=target),
+        "provenance": boards.counted_provenance(hardware=target),
     }
     return render(request, "submissions/matrix.html", context)
 

@@ -23,7 +23,7 @@ def charts(request, hardware):
         "figures": figures.chart_figures(data) if data.points else {},
         "choices": filter_choices(),
         "keep": [],
-        "demo_runs": boards.counted_demo_runs(hardware=target),
+        "provenance": boards.counted_provenance(hardware=target),
     }
     return render(request, "submissions/charts.html", context)
 

@@ -40,9 +40,11 @@ def create_evaluation(
     trigger: str = Evaluation.Trigger.UPLOAD,
     triggered_by=None,
     solution: Solution | None = None,
+    send: bool = True,
 ) -> Evaluation:
     """Queue a grading of the run (of ``solution`` instead of its upload when given); the
-    message goes out once the transaction commits."""
+    message goes out once the transaction commits (never with ``send`` off: a grade made
+    elsewhere is about to be recorded, services.imports.load_graded)."""
     with transaction.atomic():
         evaluation = Evaluation.objects.create(
             run=run,
@@ -54,7 +56,8 @@ def create_evaluation(
         )
         refresh_run(run_id=run.pk)
         logger.info("evaluation %s of run %s queued (%s)", evaluation.pk, run.uuid, trigger)
-        transaction.on_commit(lambda: send_evaluation(evaluation))
+        if send:
+            transaction.on_commit(lambda: send_evaluation(evaluation))
     return evaluation
 
 

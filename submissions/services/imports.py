@@ -20,18 +20,20 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from runners.kernelbench_hard import published
-from runners.schema import EXTRA_PROBLEMS_ENV
+from runners.schema import EXTRA_PROBLEMS_ENV, EvaluationResult, ProblemInfo
 from runners.solution_files import SolutionFilesError, split_sidecars
-from submissions.models import HardwareTarget, Harness, LanguageModel, Problem, Run
+from submissions.models import Evaluation, HardwareTarget, Harness, LanguageModel, Problem, Run
 from submissions.services.accounts import service_account
-from submissions.services.registry import engine_problems, sync_problems
-from submissions.services.runs import create_run
+from submissions.services.evaluations import claim, create_evaluation, record_result
+from submissions.services.registry import engine_problems, register_problems, sync_problems
+from submissions.services.runs import create_run, create_run_without_code
 from submissions.uploads import IncomingFile, IntakeError, RunFiles
 
 SOURCE_ACCOUNT = "kernelbench-hard"
 # Harnesses the registry may lack, by the slug published.harness_of gives them.
 HARNESS_NAMES = {"grok-cli": "Grok CLI"}
 IMPORT_TIMEOUT_S = 1800
+GRADED_FORMAT = 1  # the graded-runs file bench/peer_board.py writes
 
 
 class RunImportError(Exception):
@@ -116,24 +118,13 @@ def _import_run(
     run: dict, problem: Problem, hardware: HardwareTarget, account, gpu: str, gpu_name: str
 ) -> bool:
     """Store one published run (queued for grading); whether it is new."""
-    model, _ = LanguageModel.objects.get_or_create(
-        slug=published.model_slug(run["model"]),
-        defaults={"display_name": run["model"], "provider": published.provider_of(run["model"])},
-    )
-    slug = published.harness_of(run["harness"])
-    harness, _ = Harness.objects.get_or_create(
-        slug=slug, defaults={"name": HARNESS_NAMES.get(slug, run["harness"])}
-    )
+    record = published.run_record(run, gpu, gpu_name)
+    model, harness = _registry_rows(record)
     source, sidecars = split_sidecars(Path(run["solution_path"]).read_text(encoding="utf-8"))
     files = RunFiles(
         solution=IncomingFile("solution.py", ContentFile(source.encode(), name="solution.py")),
         transcripts=[],
-        metadata={
-            **published.run_facts(run),
-            "source": published.SOURCE_NAME,
-            "source_run_id": run["run_id"],
-            "source_harness": run["harness"],
-        },
+        metadata=record["metadata"],
         sidecars=[
             IncomingFile(name, ContentFile(text.encode(), name=name))
             for name, text in sidecars.items()
@@ -147,19 +138,82 @@ def _import_run(
             harness=harness,
             hardware=hardware,
             files=files,
-            effort=run["effort"],
+            effort=record["effort"],
             transcript_required=False,  # the source publishes solutions, not transcripts
         )
         if created:
             Run.objects.filter(pk=stored.pk).update(
-                source_url=published.source_url(run, gpu),
-                source_result={
-                    "source": published.SOURCE_NAME,
-                    "run_id": run["run_id"],
-                    "gpu": gpu_name,
-                    "correct": bool(run.get("correct")),
-                    "failure_reason": run.get("failure_reason") or "",
-                    "peak_fraction": run.get("peak_fraction"),
-                },
+                source_url=record["source_url"], source_result=record["source_result"]
+            )
+    return created
+
+
+def _registry_rows(record: dict) -> tuple[LanguageModel, Harness]:
+    model = record["model"]
+    language_model, _ = LanguageModel.objects.get_or_create(
+        slug=model["slug"],
+        defaults={"display_name": model["display_name"], "provider": model["provider"]},
+    )
+    slug = record["harness"]
+    label = record["metadata"].get("source_harness", slug)
+    harness, _ = Harness.objects.get_or_create(
+        slug=slug, defaults={"name": HARNESS_NAMES.get(slug, label)}
+    )
+    return language_model, harness
+
+
+def load_graded(data: dict) -> ImportReport:
+    """Published runs with our grade of each made elsewhere, as ``bench/peer_board.py`` writes
+    them (the demo's board of real agent runs): the source's problems registered from their
+    facts, each run stored without its code (``Run.source_url`` says where it lives) and its
+    evaluation recorded as the worker stored it. Nothing is queued; a run already here is left
+    as it is, so loading twice adds only what is new; a file that fails part-way loads nothing."""
+    if data.get("format") != GRADED_FORMAT:
+        raise RunImportError(
+            f"not a graded-runs file of format {GRADED_FORMAT} (bench/peer_board.py writes them)"
+        )
+    slug = data["graded_on"]["target"]
+    hardware = HardwareTarget.objects.filter(slug=slug).first()
+    if hardware is None:
+        raise RunImportError(f"no hardware target {slug!r}: run manage.py seed_registry first")
+    report = ImportReport()
+    with transaction.atomic():  # a file that fails part-way leaves nothing behind
+        register_problems(infos=[ProblemInfo.from_dict(info) for info in data["problems"]])
+        problems = {p.slug: p for p in Problem.objects.filter(slug__in=_slugs(data))}
+        account = service_account(SOURCE_ACCOUNT)
+        for entry in data["runs"]:
+            created = _load_graded_run(entry, problems[entry["problem"]], hardware, account)
+            (report.created if created else report.existing).append(entry["source_run_id"])
+    return report
+
+
+def _slugs(data: dict) -> set[str]:
+    return {info["slug"] for info in data["problems"]}
+
+
+def _load_graded_run(entry: dict, problem: Problem, hardware: HardwareTarget, account) -> bool:
+    model, harness = _registry_rows(entry)
+    graded = entry["graded"]
+    with transaction.atomic():
+        run, created = create_run_without_code(
+            submitter=account,
+            problem=problem,
+            language_model=model,
+            harness=harness,
+            hardware=hardware,
+            effort=entry["effort"],
+            metadata=entry["metadata"],
+            solution_sha256=entry["solution_sha256"],
+            source_url=entry["source_url"],
+            source_result=entry["source_result"],
+        )
+        if created:
+            evaluation = create_evaluation(run=run, send=False)
+            held = claim(evaluation_id=evaluation.pk, worker=graded["worker"])
+            record_result(held, EvaluationResult.from_dict(entry["result"]))
+            Evaluation.objects.filter(pk=evaluation.pk).update(
+                created_at=graded["queued_at"],
+                started_at=graded["started_at"],
+                finished_at=graded["finished_at"],
             )
     return created

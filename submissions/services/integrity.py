@@ -40,7 +40,11 @@ class Flag:
 
 
 def grade_provenance(result: EvaluationResult, *, hardware: HardwareTarget) -> list[str]:
-    """Why this grade was not made as the protocol requires (empty when it was)."""
+    """Why this grade was not made as the protocol requires (empty when it was). A solution the
+    static gate refused ran nowhere: its grade needs neither sandbox nor GPU."""
+    static = result.gate("static")
+    if static is not None and static.status == "fail":
+        return []
     problems = []
     if (result.isolation or {}).get("sandboxed") is not True:
         problems.append("the candidate did not run in the sandbox")

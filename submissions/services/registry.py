@@ -90,6 +90,15 @@ def sync_problems(*, infos: list[ProblemInfo]) -> SyncReport:
     return report
 
 
+def register_problems(*, infos: list[ProblemInfo]) -> None:
+    """Creates or updates these problems and leaves the rest of the deck alone: problems whose
+    folders this checkout lacks, registered from their facts (services.imports.load_graded)."""
+    now = timezone.now()
+    for info in infos:
+        Problem.objects.update_or_create(slug=info.slug, defaults=_problem_fields(info, now))
+    queue.refresh_boards_on_commit(hardware_ids=HardwareTarget.objects.values_list("pk", flat=True))
+
+
 def _problem_fields(info: ProblemInfo, now: datetime.datetime) -> dict:
     return {
         "title": info.title,

@@ -96,6 +96,51 @@ def create_run(
         return _store_run(fields, files, digests), True
 
 
+def create_run_without_code(
+    *,
+    submitter,
+    problem: Problem,
+    language_model: LanguageModel,
+    harness: Harness,
+    hardware: HardwareTarget,
+    effort: str,
+    metadata: dict,
+    solution_sha256: str,
+    source_url: str,
+    source_result: dict,
+) -> tuple[Run, bool]:
+    """A run whose code stays where its source publishes it (services.imports.load_graded):
+    nothing stored but the row, nothing queued. Its content key is the one an upload of the same
+    solution by the same account gets, so importing the files later finds this run."""
+    digests = _Digests(solution_sha256, [])
+    key = content_key(
+        digests,
+        submitter=submitter,
+        problem=problem,
+        model=language_model,
+        harness=harness,
+        hardware=hardware,
+    )
+    if existing := Run.objects.filter(content_key=key).first():
+        return existing, False
+    run = Run.objects.create(
+        submitter=submitter,
+        problem=problem,
+        problem_version=problem.version,
+        language_model=language_model,
+        harness=harness,
+        hardware=hardware,
+        effort=effort,
+        content_key=key,
+        transcript_status=Run.TranscriptStatus.NONE,
+        metadata=metadata,
+        source_url=source_url,
+        source_result=source_result,
+        **metadata_columns(metadata),
+    )
+    return run, True
+
+
 def _same_upload(existing: Run, *, effort: str, metadata: dict) -> Run:
     """The earlier run, when the new upload says nothing else of it (a retried upload); an
     UploadConflict naming it when the same files come with another effort or metadata, which
@@ -154,7 +199,9 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
         solution = None
         if files.solution is not None:
             solution = _store_solution(files, digests.solution, written)
-        run = Run.objects.create(solution=solution, **fields)
+        run = Run.objects.create(
+            solution=solution, transcript_status=_transcript_status(files.transcripts), **fields
+        )
         for upload, (name, sha256) in zip(files.transcripts, digests.transcripts, strict=True):
             _store_transcript(run, upload, name=name, sha256=sha256, written=written)
     integrity.refresh_solution_flags(run=run)
@@ -162,8 +209,15 @@ def _store_run(fields: dict, files: RunFiles, digests: _Digests) -> Run:
     # Grading starts once the run is committed.
     # robust: a failure to grade must neither fail the upload nor pass for create_run's race.
     transaction.on_commit(lambda: enqueue_evaluation(run=run), robust=True)
-    enqueue_transcript_processing(run)
+    if files.transcripts:
+        enqueue_transcript_processing(run)
     return run
+
+
+def _transcript_status(transcripts: list) -> str:
+    """Pending until parsed; none for a run admitted without transcript (nothing to parse, and
+    nothing for the sweeper to send again)."""
+    return Run.TranscriptStatus.PENDING if transcripts else Run.TranscriptStatus.NONE
 
 
 def _store_solution(files: RunFiles, sha256: str, written: list[str]) -> Solution:

@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from runners.schema import EvaluationResult
 from submissions.boards.snapshot import refresh_board
 from submissions.models import Annotation, HardwareTarget, Run
 from submissions.services import evaluations, integrity
@@ -168,6 +169,26 @@ def test_a_grade_made_outside_the_protocol_is_never_published(
     assert not run.headline_evaluation.trusted
     assert not run.published
     assert [flag["code"] for flag in run.flags] == ["untrusted_grade"]
+
+
+def test_a_static_refusal_on_a_gpu_target_is_a_trusted_grade():
+    # The static gate refuses before any code runs: no sandbox, no GPU, nothing to distrust.
+    refused = crafted(
+        verdict="forbidden",
+        score=0.0,
+        gates=[{"name": "static", "status": "fail", "details": {"hits": [], "flags": []}}],
+        shapes=[],
+        environment={},
+        isolation={},
+    )
+    gpu = make_hardware("h100-like", queue_name="gpu.h100-like", device=HardwareTarget.Device.CUDA)
+    result = EvaluationResult.from_dict(refused)
+    assert integrity.grade_provenance(result, hardware=gpu) == []
+    unsandboxed = EvaluationResult.from_dict(refused | {"gates": HONEST["gates"]})
+    assert integrity.grade_provenance(unsandboxed, hardware=gpu) == [
+        "the candidate did not run in the sandbox",
+        f"graded on an unknown GPU, not on {gpu.gpu_model}",
+    ]
 
 
 def test_near_identical_solutions_of_other_submitters_are_flagged():
