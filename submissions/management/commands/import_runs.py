@@ -13,7 +13,7 @@ SOURCES = ("kernelbench-hard",)
 class Command(BaseCommand):
     help = (
         "Import the runs another benchmark publishes as runs of ours, queued for grading: "
-        "`import_runs kernelbench-hard CHECKOUT --gpu h100 --target h100-sxm` (docs/cli.md)."
+        "`import_runs kernelbench-hard CHECKOUT --gpu h100 --target h100-sxm` (docs/problems.md)."
     )
 
     def add_arguments(self, parser):
