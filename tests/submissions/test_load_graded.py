@@ -6,6 +6,7 @@ from, and a second load adding nothing."""
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,9 @@ def test_the_board_says_where_its_runs_come_from(loaded, client):
         "real agents' runs, graded by Kernel Arena's own workers on NVIDIA H100 SXM"
     ) in page
     assert "demo-notice" not in page  # no synthetic run on it
+    # configurations with one run a problem have no interval to show: never "0.0109 to 0.0109"
+    assert '<span class="no-spread"' in page and "one run a problem" in page
+    assert not re.search(r">([0-9.e-]+) \u2013 \1\n", page)
     statement = Problem.objects.get(slug="kbh_w4a16_gemm").statement
     assert statement.startswith("W4A16") and "github.com/Infatoshi/kernelbench.com" in statement
 
