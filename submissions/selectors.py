@@ -18,7 +18,11 @@ from runners.schema import EvaluationResult, GateResult
 from submissions.models import (
     Annotation,
     Evaluation,
+    HardwareTarget,
+    Harness,
+    LanguageModel,
     LineageVersion,
+    Problem,
     RetiredProblemVersion,
     Run,
     ShapeResult,
@@ -29,14 +33,31 @@ HIDDEN_GATE_NAMES = ("correct_hidden",)
 
 
 def recent_published_runs(*, limit: int = 50) -> QuerySet[Run]:
-    related = ("problem", "language_model", "harness", "hardware")
-    return Run.objects.published().select_related(*related).order_by("-created_at")[:limit]
+    return published_runs_listing()[:limit]
 
 
 def published_runs_listing() -> QuerySet[Run]:
     """Published runs, newest first, with what a list row shows (headline included)."""
     related = ("problem", "language_model", "harness", "hardware", "headline_evaluation__hardware")
     return Run.objects.published().select_related(*related).order_by("-created_at", "-pk")
+
+
+def run_filter_choices() -> dict[str, list[tuple[str, str]]]:
+    """(value, label) of each filter the runs page offers: the problems, models, harnesses and
+    hardware that have a published run, and every verdict (four queries)."""
+    published = Run.objects.published()
+    return {
+        "problem": _pairs(Problem, "slug", "title", published, "problem"),
+        "model": _pairs(LanguageModel, "slug", "display_name", published, "language_model"),
+        "harness": _pairs(Harness, "slug", "name", published, "harness"),
+        "hardware": _pairs(HardwareTarget, "slug", "name", published, "hardware"),
+        "verdict": list(Evaluation.Verdict.choices),
+    }
+
+
+def _pairs(model, value: str, label: str, runs: QuerySet[Run], field: str) -> list[tuple]:
+    used = model.objects.filter(pk__in=runs.values(field)).order_by(label)
+    return list(used.values_list(value, label))
 
 
 def review_queue() -> QuerySet[Run]:

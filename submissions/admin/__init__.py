@@ -22,6 +22,7 @@ from submissions.models.evaluations import SHAPE_MEASURES
 from submissions.services import evaluations, lineage, queue, runs
 from submissions.services.evaluations import no_worker_message
 from submissions.services.tokens import revoke_token
+from submissions.templatetags.arena_format import score as score_text
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -118,12 +119,21 @@ class RunAdmin(admin.ModelAdmin):
         "effort",
         "hardware",
         "status",
+        "verdict",
+        "score",
         "published",
         "transcript_status",
         "submitter",
         "created_at",
     ]
-    list_select_related = ["problem", "language_model", "harness", "hardware", "submitter"]
+    list_select_related = [
+        "problem",
+        "language_model",
+        "harness",
+        "hardware",
+        "submitter",
+        "headline_evaluation",
+    ]
     search_fields = ["uuid", "problem__slug", "language_model__slug", "submitter__username"]
     date_hierarchy = "created_at"
     # everything the platform wrote; staff change only ``published`` (through the actions too)
@@ -136,6 +146,16 @@ class RunAdmin(admin.ModelAdmin):
     inlines = [review.AnnotationInline, TranscriptFileInline, EvaluationInline]
     actions = ["publish", "unpublish", review.invalidate, review.restore]
     list_filter = ["status", "published", "transcript_status", "hardware", "harness", "problem"]
+
+    @admin.display(description="verdict", ordering="headline_evaluation__verdict")
+    def verdict(self, run):
+        evaluation = run.headline_evaluation
+        return evaluation.get_verdict_display() if evaluation and evaluation.verdict else "—"
+
+    @admin.display(description="score", ordering="headline_evaluation__score")
+    def score(self, run):
+        evaluation = run.headline_evaluation
+        return score_text(evaluation.score) if evaluation and evaluation.score is not None else "—"
 
     def save_formset(self, request, form, formset, change):
         if formset.model is Annotation:

@@ -9,8 +9,8 @@ from rest_framework.response import Response
 from runners.solution_files import MAX_SIDECAR_BYTES
 from submissions import selectors
 from submissions.api import serializers
-from submissions.api.filters import RunFilter
 from submissions.api.throttles import UploadThrottle
+from submissions.filters import RunFilter
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
 from submissions.services.runs import create_run_from_upload
 from submissions.uploads import IntakeError, UploadConflict

@@ -22,7 +22,7 @@ PAGES = {
     "/harnesses/": 3,
     "/models/gpt-5/": 4,
     "/harnesses/codex-cli/": 4,
-    "/runs/": 1,
+    "/runs/": 6,  # the page, its count and the four filter lists
     "run": 7,  # with the run's annotations and its lineage gradings
     "transcript": 5,
 }

@@ -41,6 +41,8 @@ def test_the_reevaluate_action_is_offered_per_hardware_target(client):
     client.force_login(make_superuser())
     page = client.get(reverse("admin:submissions_run_changelist")).content.decode()
     assert f"Re-evaluate on {target.name}" in page
+    # the list shows each run's headline verdict and score, sortable
+    assert "?o=8" in page and ">Verdict</a>" in page and ">Score</a>" in page
 
 
 def test_staff_reevaluate_a_run_through_the_api_and_see_its_history(

@@ -1,4 +1,5 @@
-"""Filters of the run list (django-filter): ``GET /api/v1/runs/?problem=softmax&verdict=ok``."""
+"""Filters of the run list (django-filter), shared by the API and the runs page:
+``GET /api/v1/runs/?problem=softmax&verdict=ok``, ``/runs/?verdict=ok``."""
 
 from datetime import MAXYEAR, UTC, datetime
 
