@@ -25,6 +25,8 @@ urlpatterns = [
         transcripts.transcript_download,
         name="run-transcript-download",
     ),
+    path("submit/", site.submit, name="submit"),
+    path("scoring/", site.scoring, name="scoring"),
     # Pages that do not link the icon (the admin, the API docs) make browsers ask for this.
     path("favicon.ico", site.favicon, name="favicon"),
 ]

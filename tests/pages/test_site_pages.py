@@ -18,7 +18,8 @@ from tests.submissions.test_transcript_pages import parsed_run
 
 pytestmark = pytest.mark.django_db
 
-NAV = ["Board", "Matrix", "Problems", "Charts", "Models", "Harnesses", "Runs", "API docs"]
+NAV = ["Board", "Matrix", "Problems", "Charts", "Models", "Harnesses", "Runs", "Submit", "Scoring"]
+NAV += ["API docs"]
 SCRIPT = re.compile(r"<script\b([^>]*)>", re.IGNORECASE)
 
 
@@ -237,3 +238,19 @@ def test_boards_of_synthetic_runs_say_they_are_demo_data(client, history):
 def test_a_board_of_real_runs_carries_no_demo_notice(client, history):
     Run.objects.update(metadata={})
     assert "are synthetic" not in page(client, "/")
+
+
+def test_people_find_how_to_submit_and_how_scoring_works_from_every_page(client, history):
+    for url in ("/", "/runs/", "/problems/", synthetic_run().get_absolute_url()):
+        html = page(client, url)
+        assert '<a href="/submit/"' in html and '<a href="/scoring/"' in html, url
+    submit = page(client, "/submit/")
+    assert '<a href="/submit/" aria-current="page">Submit</a>' in submit
+    # the upload fields the page shows are the API's own
+    for field in ("problem", "model", "harness", "hardware", "effort", "solution", "transcript"):
+        assert f"-F {field}=" in submit
+    assert "http://testserver/api/v1/runs/" in submit and "arena submit my-run/" in submit
+    scoring = page(client, "/scoring/")
+    for gate in ("static", "build", "correct_visible", "correct_hidden", "performance", "score"):
+        assert f"<td>{gate}</td>" in scoring
+    assert "How scores are computed" in scoring and "held-out case k" in scoring
