@@ -79,11 +79,14 @@ def test_every_page_type_loads_and_draws_its_charts(visit, live_server, history)
         "/harnesses/": 0,
         "/harnesses/codex-cli/": 0,
         "/runs/": 0,
+        "/runs/?verdict=ok&sort=-score": 0,
+        "/submit/": 0,
+        "/scoring/": 0,
         run.get_absolute_url(): 1,
     }
     for url, charts in pages.items():
         assert open_page(visit, live_server.url + url) == charts, url
-        assert visit.locator("header.site-header nav a").count() == 8
+        assert visit.locator("header.site-header nav a").count() == 10  # with Submit and Scoring
     assert visit.seen["errors"] == []
     open_page(visit, live_server.url + transcript, status=422)
     assert visit.get_by_role("link", name="← Back to the run").get_attribute("href") == (
