@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -71,12 +72,28 @@ def wait_for_grade(
         client.sleep(every_s)
 
 
+def score_text(score: float) -> str:
+    """A score as the run page writes it (three significant digits, scientific below 0.001):
+    a CPU smoke grade's 1.2e-6 is not 0.0000."""
+    if score == 0:
+        return "0"
+    if abs(score) < 1e-3:
+        mantissa, exponent = f"{score:.2e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    decimals = max(0, 2 - math.floor(math.log10(abs(score))))
+    text = f"{score:,.{decimals}f}"
+    rounded_up = math.floor(math.log10(abs(float(text.replace(",", ""))))) > math.floor(
+        math.log10(abs(score))
+    )
+    return text.rstrip("0").rstrip(".") if rounded_up and "." in text else text
+
+
 def report_grade(run: dict) -> int:
     evaluation = run.get("latest_evaluation") or {}
     verdict = evaluation.get("verdict") or evaluation.get("status") or run["status"]
     score = evaluation.get("score")
     print(f"verdict: {verdict}")
-    print(f"score: {'-' if score is None else f'{score:.4f}'}")
+    print(f"score: {'-' if score is None else score_text(score)}")
     if evaluation.get("reason"):
         print(f"reason: {evaluation['reason']}")
     print(f"run: {run['url']}")

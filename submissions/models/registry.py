@@ -67,6 +67,12 @@ class HardwareTarget(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def measures_speed(self) -> bool:
+        """Whether its timings mean anything against a roofline: a GPU's do; the CPU target's
+        smoke timing (the Triton interpreter) checks only that timing runs."""
+        return self.device != self.Device.CPU
+
 
 class Problem(models.Model):
     """A mirror of the engine's problem deck, written only by ``manage.py sync_problems``."""

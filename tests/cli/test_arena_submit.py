@@ -13,7 +13,9 @@ import pytest
 from arena_cli import client as client_module
 from arena_cli.exits import AUTH, BAD_INPUT, OK, UNREACHABLE
 from arena_cli.main import main
+from arena_cli.submit import score_text
 from submissions.models import Run
+from submissions.templatetags.arena_format import score as page_score
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -229,3 +231,10 @@ def test_submit_uploads_a_run_folder_of_each_sample_format(server, token, tmp_pa
 
 def run_folder_solution() -> Path:
     return Path(__file__).resolve().parents[2] / "examples" / "softmax-run" / "solution.py"
+
+
+@pytest.mark.parametrize(
+    "value", [0.0, 1.234e-6, 4.59e-5, 0.000999, 0.001, 0.0109, 0.12345, 0.9996, 1.0, 0.5]
+)
+def test_submit_prints_a_score_as_the_run_page_writes_it(value):
+    assert score_text(value) == page_score(value)

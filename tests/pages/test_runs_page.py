@@ -97,3 +97,28 @@ def test_board_rows_lead_to_their_runs_and_the_board_to_its_problems_and_export(
     assert rows(behind) == ids(listed, "fair", "best")
     assert '<a href="/problems/gemm/?hardware=h100-sxm">' in html
     assert '<a href="/api/v1/boards/h100-sxm/?format=csv">CSV</a>' in html
+
+
+def test_a_cpu_grade_shows_correctness_and_its_smoke_timing_not_a_roofline(client, listed):
+    cpu = make_hardware("cpu-smoke", name="CPU", device="cpu", is_ranked=False, queue_name="cpu")
+    run = listed["best"]
+    cpu_run = make_graded_run(
+        problem=run.problem,
+        model=run.language_model,
+        harness=run.harness,
+        hardware=cpu,
+        score=1.2e-6,
+        speedups=((4.59e-5, 1e-5),),
+    )
+    html = client.get(cpu_run.get_absolute_url()).content.decode()
+    assert "1.2e-6" in html and 'class="hint cpu-note"' in html
+    assert '<th class="num">TFLOPS</th>' not in html and "vs eager" not in html
+    gpu_run = make_graded_run(
+        problem=run.problem,
+        model=run.language_model,
+        harness=run.harness,
+        hardware=run.hardware,
+        speedups=((1.5, 1.1),),
+    )
+    gpu = client.get(gpu_run.get_absolute_url()).content.decode()
+    assert '<th class="num">TFLOPS</th>' in gpu and "cpu-note" not in gpu
