@@ -46,7 +46,9 @@ demo: install
 	$(BIN)/python manage.py seed_registry
 	$(BIN)/python manage.py sync_problems
 	$(BIN)/python manage.py load_graded_runs submissions/demo/kernelbench_hard_h100.json
-	$(BIN)/python manage.py demo_runs
+	@echo "Serving at http://$(HOST)/ while the example runs are graded on the CPU in the background (log: var/demo_runs.log; /runs/ shows them as they finish)."
+	mkdir -p var; $(BIN)/python manage.py demo_runs > var/demo_runs.log 2>&1 & grading=$$!; \
+	trap 'kill $$grading 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver $(HOST)
 
 test: install browser agents

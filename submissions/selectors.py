@@ -42,6 +42,13 @@ def published_runs_listing() -> QuerySet[Run]:
     return Run.objects.published().select_related(*related).order_by("-created_at", "-pk")
 
 
+def runs_in_grading() -> int:
+    """How many runs, published or not, are received, queued or being graded now (the runs page
+    says so: they appear there once graded)."""
+    waiting = (Run.Status.RECEIVED, Run.Status.QUEUED, Run.Status.EVALUATING)
+    return Run.objects.filter(status__in=waiting).count()
+
+
 def run_filter_choices() -> dict[str, list[tuple[str, str]]]:
     """(value, label) of each filter the runs page offers: the problems, models, harnesses and
     hardware that have a published run, and every verdict (four queries)."""

@@ -49,6 +49,7 @@ def run_index(request):
         "filters": chosen,
         "errors": {name: " ".join(e) for name, e in chosen.errors.items()},
         "choices": _selected(selectors.run_filter_choices(), request.GET),
+        "grading": selectors.runs_in_grading(),
         "query": _query(request, drop=("page",)),
         "sort_query": _query(request, drop=("page", "sort")),
     }

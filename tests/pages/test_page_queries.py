@@ -22,7 +22,7 @@ PAGES = {
     "/harnesses/": 3,
     "/models/gpt-5/": 4,
     "/harnesses/codex-cli/": 4,
-    "/runs/": 6,  # the page, its count and the four filter lists
+    "/runs/": 7,  # the page, its count, the four filter lists and the runs in grading
     "run": 7,  # with the run's annotations and its lineage gradings
     "transcript": 5,
 }

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from submissions.boards.snapshot import refresh_board
+from submissions.models import Run
 from submissions.pages import runs as runs_page
 from tests.boards.factories import make_graded_run
 from tests.factories import make_hardware, make_harness, make_language_model, make_problem
@@ -32,6 +33,7 @@ def listed():
             problem=gemm, model=gpt, harness=codex, hardware=h100, published=False
         ),
     }
+    Run.objects.update(status=Run.Status.EVALUATED)
     refresh_board(hardware_id=h100.pk)
     return made
 
@@ -67,6 +69,13 @@ def test_filters_and_sorting_come_from_the_url(client, listed, query, expected):
     assert rows(client.get("/runs/" + query).content.decode()) == ids(listed, *expected)
 
 
+def test_the_runs_page_says_how_many_runs_are_being_graded(client, listed):
+    assert "being graded now" not in client.get("/runs/").content.decode()
+    Run.objects.filter(pk=listed["hidden"].pk).update(status=Run.Status.EVALUATING)
+    html = client.get("/runs/").content.decode()
+    assert "1 run is being graded now; each appears here once graded and published." in html
+
+
 def test_a_bad_filter_value_says_so_and_lists_nothing(client, listed):
     response = client.get("/runs/?verdict=bogus")
     html = response.content.decode()
@@ -84,8 +93,8 @@ def test_pages_keep_the_filters(client, listed, monkeypatch):
 
 
 def test_the_runs_page_takes_as_many_queries_at_any_size(client, listed, django_assert_num_queries):
-    # session-less: the page, its count, and the four filter lists
-    with django_assert_num_queries(6):
+    # session-less: the page, its count, the four filter lists and the runs in grading
+    with django_assert_num_queries(7):
         assert client.get("/runs/?sort=-score").status_code == 200
 
 

@@ -17,8 +17,8 @@ from submissions.services.registry import (
     EngineError,
     engine_problems,
     ensure_cpu_target,
+    register_problems,
     seed_registry,
-    sync_problems,
 )
 from submissions.services.runs import create_run
 from submissions.uploads import IncomingFile, RunFiles
@@ -73,7 +73,7 @@ def _cpu_problems(only: list[str] | None) -> list[str]:
         infos = engine_problems()
     except EngineError as error:
         raise CommandError(str(error)) from error
-    sync_problems(infos=infos)
+    register_problems(infos=infos)  # the deck's problems; others registered stay active
     slugs = [info.slug for info in infos if info.cpu_capable and (not only or info.slug in only)]
     if not slugs:
         raise CommandError("no CPU-capable problem matches")
