@@ -254,3 +254,11 @@ def test_people_find_how_to_submit_and_how_scoring_works_from_every_page(client,
     for gate in ("static", "build", "correct_visible", "correct_hidden", "performance", "score"):
         assert f"<td>{gate}</td>" in scoring
     assert "How scores are computed" in scoring and "held-out case k" in scoring
+
+
+def test_an_unknown_address_answers_the_sites_own_404_page(client):
+    response = client.get("/runs/not-a-run/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert "<h1>Page not found</h1>" in html and "<code>/runs/not-a-run/</code>" in html
+    assert '<header class="site-header">' in html and '<a href="/runs/">every run</a>' in html
