@@ -179,16 +179,13 @@ def load_graded(data: dict) -> ImportReport:
     report = ImportReport()
     with transaction.atomic():  # a file that fails part-way leaves nothing behind
         register_problems(infos=[ProblemInfo.from_dict(info) for info in data["problems"]])
-        problems = {p.slug: p for p in Problem.objects.filter(slug__in=_slugs(data))}
+        slugs = [info["slug"] for info in data["problems"]]
+        problems = {p.slug: p for p in Problem.objects.filter(slug__in=slugs)}
         account = service_account(SOURCE_ACCOUNT)
         for entry in data["runs"]:
             created = _load_graded_run(entry, problems[entry["problem"]], hardware, account)
             (report.created if created else report.existing).append(entry["source_run_id"])
     return report
-
-
-def _slugs(data: dict) -> set[str]:
-    return {info["slug"] for info in data["problems"]}
 
 
 def _load_graded_run(entry: dict, problem: Problem, hardware: HardwareTarget, account) -> bool:
