@@ -27,21 +27,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from scaleout import LEASE_S, graded_ids, kill_busy, spread, start_worker, stop
+from scaleout import LEASE_S, graded_ids, kill_busy, spread, start_servers, start_worker, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "gpu.h100-sxm"
 SWEEP_EVERY_S = 5
 SAVE_EVERY_S = 15
+COVER = 3  # runs of each problem queued before any problem's rest
 # Cheapest first, so that a deadline leaves the most runs graded (medians of earlier grades).
 ORDER = (
     "07_w4a16_gemm",
@@ -56,7 +55,7 @@ ORDER = (
 def main() -> int:
     args = _parse()
     args.out.mkdir(parents=True, exist_ok=True)
-    servers = _start_servers(args.servers) if args.servers else []
+    servers = start_servers(args.servers) if args.servers else []
     try:
         _configure(args)
         import django
@@ -93,32 +92,6 @@ def _parse() -> argparse.Namespace:
     return args
 
 
-def _start_servers(folder: Path) -> list[subprocess.Popen]:
-    """PostgreSQL (pgserver's bundled binaries) and Redis, both local to this run."""
-    import pgserver  # only on GPU machines without a server (a wheel that bundles PostgreSQL)
-
-    shutil.rmtree(folder, ignore_errors=True)  # a scratch folder: no state of an earlier batch
-    folder.mkdir(parents=True)
-    os.environ["ARENA_VAR_DIR"] = str(folder / "var")
-    database = pgserver.get_server(folder / "pg", cleanup_mode="stop")
-    command = ["redis-server", "--port", "6390", "--bind", "127.0.0.1", "--save", ""]
-    with open(folder / "redis.log", "wb") as log:
-        redis = subprocess.Popen(
-            [*command, "--appendonly", "no"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    os.environ["DATABASE_URL"] = database.get_uri()
-    os.environ["CELERY_BROKER_URL"] = "redis://127.0.0.1:6390/0"
-    for _ in range(50):
-        probe = subprocess.run(["redis-cli", "-p", "6390", "ping"], capture_output=True, text=True)
-        if probe.stdout.strip() == "PONG":
-            break
-        time.sleep(0.2)
-    return [redis]
-
-
 def _configure(args: argparse.Namespace) -> None:
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
@@ -139,24 +112,27 @@ def _configure(args: argparse.Namespace) -> None:
 def _batch(args: argparse.Namespace) -> dict:
     from django.core.management import call_command
 
+    from runners.kernelbench_hard import published
     from submissions.services.registry import seed_registry
 
     call_command("migrate", verbosity=0)
     seed_registry()
     call_command("sync_problems", verbosity=0)
     started = time.monotonic()
-    for problem in args.problem or ORDER:  # FIFO: the queue grades in this order
-        call_command(
-            "import_runs",
-            "kernelbench-hard",
-            str(args.checkout),
-            "--gpu",
-            args.gpu,
-            "--problems",
-            str(args.problems),
-            "--problem",
-            problem,
-        )
+    lines = [line for path in args.resume for line in path.read_text().splitlines()]
+    earlier = {json.loads(line)["source_run_id"] for line in lines}
+    runs = published.published_runs(args.checkout, args.gpu)
+    order = queue_order(runs, args.problem or ORDER, earlier)
+    call_command(
+        "import_runs",
+        "kernelbench-hard",
+        str(args.checkout),
+        "--gpu",
+        args.gpu,
+        "--problems",
+        str(args.problems),
+        *[arg for run_id in order for arg in ("--run", run_id)],
+    )
     produced_s = time.monotonic() - started
     resumed = _resume(args.resume)
     workers = {index: start_worker(QUEUE, index, args.out) for index in args.devices}
@@ -169,6 +145,21 @@ def _batch(args: argparse.Namespace) -> dict:
     report = _report(args, time.monotonic() - started, produced_s, resumed, killed)
     _save(args.out, report)
     return report
+
+
+def queue_order(runs: list[dict], problems, graded: set[str]) -> list[str]:
+    """The source's run ids in the order they are queued: those graded before first (recorded,
+    not graded again), then up to COVER of each problem with fewer graded, then the rest of each
+    problem in turn; a deadline then leaves every problem on the board."""
+    by_problem = {name: [r["run_id"] for r in runs if r["problem"] == name] for name in problems}
+    done = [run_id for ids in by_problem.values() for run_id in ids if run_id in graded]
+    pending = {name: [i for i in ids if i not in graded] for name, ids in by_problem.items()}
+    cover = []
+    for name, ids in pending.items():
+        room = max(0, COVER - (len(by_problem[name]) - len(ids)))
+        cover += ids[:room]
+    rest = [run_id for ids in pending.values() for run_id in ids if run_id not in cover]
+    return done + cover + rest
 
 
 def _resume(files: list[Path]) -> set[int]:

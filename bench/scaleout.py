@@ -7,16 +7,19 @@ twice. Run from the repository root, with PostgreSQL and Redis (a multi-GPU host
     DATABASE_URL=postgres://... CELERY_BROKER_URL=redis://... \\
         python bench/scaleout.py --workers 1 2 4 --runs 24 --problem softmax --out OUT
 
-Without DATABASE_URL/CELERY_BROKER_URL it runs on SQLite and Celery's filesystem transport (one
-worker only: SQLite serializes writers). ``--device cpu`` is a dry run of the same path on the
-CPU: a CPU target on a ``gpu.`` queue, each worker "pinned" to a device index no GPU backs, so
-the pinning, the per-GPU lock, the kill and the counts are exercised; its timings say nothing.
+On a GPU machine with neither server, ``--servers DIR`` starts both there (PostgreSQL from
+the ``pgserver`` wheel, ``redis-server`` from PATH). Without any of these it runs on SQLite and
+Celery's filesystem transport (one worker only: SQLite serializes writers). ``--device cpu``
+is a dry run of the same path on the CPU: a CPU target on a ``gpu.`` queue, each worker
+"pinned" to a device index no GPU backs, so the pinning, the per-GPU lock, the kill and the
+counts are exercised; its timings say nothing.
 """
 
 import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -38,11 +41,16 @@ def main() -> int:
     args = _parse()
     args.out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="arena-scaleout-"))
-    _configure(scratch)
-    import django
+    servers = start_servers(args.servers) if args.servers else []
+    try:
+        _configure(scratch)
+        import django
 
-    django.setup()
-    reports = [_batch(args, count, scratch / f"w{count}") for count in args.workers]
+        django.setup()
+        reports = [_batch(args, count, scratch / f"w{count}") for count in args.workers]
+    finally:
+        for process in servers:
+            stop(process)
     (args.out / "scaleout.json").write_text(json.dumps(reports, indent=2))
     print(json.dumps([_headline(r) for r in reports], indent=2))
     return 0
@@ -57,6 +65,9 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--kill-one", action="store_true", help="SIGKILL a worker mid-batch")
     parser.add_argument("--timeout-s", type=float, default=1800)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--servers", type=Path, help="start PostgreSQL and Redis in this scratch folder (emptied)"
+    )
     return parser.parse_args()
 
 
@@ -87,7 +98,7 @@ def _batch(args, count: int, folder: Path) -> dict:
     workers = [start_worker(hardware.queue_name, index, folder) for index in range(count)]
     try:
         started = time.monotonic()
-        runs = [_upload(args.problem, hardware, n) for n in range(args.runs)]
+        runs = [_upload(args.problem, hardware, f"{n} of batch {count}") for n in range(args.runs)]
         killed = _follow(args, runs, workers, started)
         wall_s = time.monotonic() - started
     finally:
@@ -118,6 +129,32 @@ def _target(device: str):
     return target
 
 
+def start_servers(folder: Path) -> list[subprocess.Popen]:
+    """PostgreSQL (pgserver's bundled binaries) and Redis, both local to this run."""
+    import pgserver  # only on GPU machines without a server (a wheel that bundles PostgreSQL)
+
+    shutil.rmtree(folder, ignore_errors=True)  # a scratch folder: no state of an earlier batch
+    folder.mkdir(parents=True)
+    os.environ["ARENA_VAR_DIR"] = str(folder / "var")
+    database = pgserver.get_server(folder / "pg", cleanup_mode="stop")
+    command = ["redis-server", "--port", "6390", "--bind", "127.0.0.1", "--save", ""]
+    with open(folder / "redis.log", "wb") as log:
+        redis = subprocess.Popen(
+            [*command, "--appendonly", "no"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    os.environ["DATABASE_URL"] = database.get_uri()
+    os.environ["CELERY_BROKER_URL"] = "redis://127.0.0.1:6390/0"
+    for _ in range(50):
+        probe = subprocess.run(["redis-cli", "-p", "6390", "ping"], capture_output=True, text=True)
+        if probe.stdout.strip() == "PONG":
+            break
+        time.sleep(0.2)
+    return [redis]
+
+
 def start_worker(queue: str, index: int, folder: Path) -> subprocess.Popen:
     command = [sys.executable, "-m", "celery", "-A", "arena_web", "worker", "-Q", queue]
     command += ["-c", "1", "--prefetch-multiplier", "1", "-n", f"gpu{index}@%h"]
@@ -129,15 +166,16 @@ def start_worker(queue: str, index: int, folder: Path) -> subprocess.Popen:
         )
 
 
-def _upload(problem: str, hardware, n: int):
+def _upload(problem: str, hardware, copy: str):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
     from submissions.services.runs import create_run
     from submissions.uploads import IncomingFile, RunFiles
 
-    # the same kernel each time, as distinct uploads (a comment makes each file its own)
-    code = (SOLUTIONS / problem / "honest.py").read_bytes() + f"\n# copy {n}\n".encode()
+    # the same kernel each time, as distinct uploads (a comment makes each file its own: the
+    # intake would take an identical upload of an earlier batch for that batch's run)
+    code = (SOLUTIONS / problem / "honest.py").read_bytes() + f"\n# copy {copy}\n".encode()
     files = RunFiles(
         solution=IncomingFile("solution.py", SimpleUploadedFile("solution.py", code)),
         transcripts=[
@@ -213,6 +251,10 @@ def _report(args, count: int, runs, wall_s: float, killed, folder: Path) -> dict
         "requeued": sum(1 for e in done if e.attempts > 1),
         "per_worker": dict(Counter(e.worker_host for e in done)),
         "timing_agreement": agreement(done),
+        "grades": [
+            {"worker": e.worker_host, "verdict": e.verdict, "reason": e.result.get("reason")}
+            for e in done
+        ],
     }
 
 

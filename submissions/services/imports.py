@@ -54,10 +54,12 @@ def import_kernelbench_hard(
     hardware: HardwareTarget,
     problems: Path,
     only: frozenset[str] = frozenset(),
+    run_ids: tuple[str, ...] = (),
 ) -> ImportReport:
     """Import the problems into ``problems`` (a folder of ARENA_EXTRA_PROBLEMS) and every run
     the checkout publishes for ``gpu``, each queued for grading on ``hardware``; ``only`` keeps
-    the runs of those problems (the source's folder names or our slugs)."""
+    the runs of those problems (the source's folder names or our slugs), ``run_ids`` those runs,
+    queued in that order."""
     runs = published.published_runs(checkout, gpu)
     if not runs:
         raise RunImportError(
@@ -73,6 +75,15 @@ def import_kernelbench_hard(
                 f"{', '.join(sorted(names))})"
             )
         runs = [r for r in runs if {r["problem"], published.slug_for(r["problem"])} & only]
+    if run_ids:
+        by_id = {run["run_id"]: run for run in runs}
+        unknown = [run_id for run_id in run_ids if run_id not in by_id]
+        if unknown:
+            raise RunImportError(
+                f"no published run {', '.join(unknown)} for {gpu}"
+                + (" among the named problems" if only else "")
+            )
+        runs = [by_id[run_id] for run_id in dict.fromkeys(run_ids)]
     _import_problems(checkout, gpu, problems, {run["problem"] for run in runs})
     account = service_account(SOURCE_ACCOUNT)
     gpu_name = published.gpu_name(checkout, gpu)

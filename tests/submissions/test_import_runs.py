@@ -182,6 +182,18 @@ def test_only_the_named_problems_runs_are_imported(checkout, platform, capsys):
     assert "2 run(s) imported and queued on cpu" in capsys.readouterr().out
 
 
+def test_the_named_runs_are_imported_and_queued_in_the_order_given(checkout, platform):
+    command = ["import_runs", "kernelbench-hard", str(checkout), "--problems", str(platform)]
+    first, second = RUNS
+    with pytest.raises(CommandError, match=r"no published run 2099_nothing for h100"):
+        call_command(*command, "--target", "cpu", "--run", second, "--run", "2099_nothing")
+    assert not Run.objects.exists()
+
+    call_command(*command, "--target", "cpu", "--run", second, "--run", first)
+    order = Run.objects.order_by("pk").values_list("source_result__run_id", flat=True)
+    assert list(order) == [second, first]
+
+
 def test_bad_inputs_say_what_to_do(checkout, platform, tmp_path):
     with pytest.raises(CommandError, match="no hardware target 'b200'"):
         call_command("import_runs", "kernelbench-hard", str(checkout), "--target", "b200")

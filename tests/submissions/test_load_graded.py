@@ -95,9 +95,10 @@ def test_no_shape_is_faster_than_the_hardware_allows(loaded):
         top = shapes.filter(evaluation__run__problem=problem).aggregate(
             tflops=Max("tflops"), gbps=Max("gbps"), fraction=Max("peak_fraction")
         )
-        assert top["tflops"] <= peak, problem.slug
-        assert top["gbps"] <= hardware.bandwidth_gbps, problem.slug
-        assert top["fraction"] <= 1.0, problem.slug
+        # a problem none of whose runs reached the timing gate has no figure to check
+        assert (top["tflops"] or 0) <= peak, problem.slug
+        assert (top["gbps"] or 0) <= hardware.bandwidth_gbps, problem.slug
+        assert (top["fraction"] or 0) <= 1.0, problem.slug
 
 
 def test_bad_files_say_what_is_wrong(board, tmp_path):

@@ -37,8 +37,15 @@ class Command(BaseCommand):
             dest="only",
             help="import only this problem's runs (repeatable; the source's name or our slug)",
         )
+        parser.add_argument(
+            "--run",
+            action="append",
+            default=[],
+            dest="run_ids",
+            help="import only this run (repeatable; the source's run id), queued in this order",
+        )
 
-    def handle(self, *args, source, checkout, gpu, target, problems, only, **options):
+    def handle(self, *args, source, checkout, gpu, target, problems, only, run_ids, **options):
         hardware = HardwareTarget.objects.filter(slug=target).first()
         if hardware is None:
             known = ", ".join(HardwareTarget.objects.values_list("slug", flat=True)) or "none"
@@ -53,6 +60,7 @@ class Command(BaseCommand):
                 hardware=hardware,
                 problems=folder,
                 only=frozenset(only),
+                run_ids=tuple(run_ids),
             )
         except (RunImportError, EngineError) as error:
             raise CommandError(str(error)) from None
