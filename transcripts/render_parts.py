@@ -38,15 +38,34 @@ def header_html(session: Session, *, context: dict, title: str) -> str:
     verdict = str(context.get("verdict") or "")
     cls = "ok" if verdict == "ok" else ("bad" if verdict else "")
     return (
-        f"<header>{_back_link(context.get('back_url'))}"
+        f"{_site_nav(context.get('site_links'))}<header>{_back_link(context.get('back_url'))}"
         f'<h1>{_e(title)}</h1><p class="verdict {cls}">{_e(verdict or "not graded")}</p>'
         f'<table class="meta">{_rows(rows)}</table>{_warnings(session)}</header>'
     )
 
 
+def _site_nav(links) -> str:
+    """The platform's own links (absolute, so the downloaded file has them too): the site's
+    header on a page that is not one of its templates."""
+    shown = [(label, url) for label, url in links or () if _web_url(url)]
+    if not shown:
+        return ""
+    anchors = "".join(f'<a href="{_e(url)}">{_e(label)}</a>' for label, url in shown)
+    return f'<nav class="site" aria-label="Site">{anchors}</nav>'
+
+
+def _web_url(url) -> bool:
+    return isinstance(url, str) and url.startswith(("https://", "http://", "/"))
+
+
+def _scroll(table: str) -> str:
+    """A wide table scrolls inside its own box, never the page (a phone is 390 px wide)."""
+    return f'<div class="scroll">{table}</div>'
+
+
 def _back_link(url) -> str:
     """The page's way back to where it came from (the platform's run page); only web links."""
-    if not isinstance(url, str) or not url.startswith(("https://", "http://", "/")):
+    if not _web_url(url):
         return ""
     return f'<p class="back"><a href="{_e(url)}">\u2190 Back to the run</a></p>'
 
@@ -87,9 +106,9 @@ def totals_html(session: Session, totals: dict) -> str:
     ]
     return (
         f'<section id="totals"><h2>Totals</h2>{_NORMALIZED_NOTE}'
-        f'<table class="tokens">{head}</tr>{body}</table>'
-        f"{cli_figures_html(session.cli_figures)}"
-        f'<table class="meta">{_rows(other)}</table></section>'
+        + _scroll(f'<table class="tokens">{head}</tr>{body}</table>')
+        + cli_figures_html(session.cli_figures)
+        + f'<table class="meta">{_rows(other)}</table></section>'
     )
 
 
@@ -112,8 +131,7 @@ def cli_figures_html(figures: dict) -> str:
         f"<tr><th><code>{_e(name)}</code></th><td>{_e(verbatim(value))}</td></tr>"
         for name, value in _leaves(figures)
     )
-    return (
-        "<h3>As the CLI reported them (field names and values as written)</h3>"
+    return "<h3>As the CLI reported them (field names and values as written)</h3>" + _scroll(
         f'<table class="cli-figures">{rows}</table>'
     )
 
@@ -182,7 +200,7 @@ def _gates_table(gates: list) -> str:
         f"<td>{_details(g.get('details'))}</td></tr>"
         for g in gates
     )
-    return f'<h3>Gates</h3><table class="gates">{head}{rows}</table>' if gates else ""
+    return "<h3>Gates</h3>" + _scroll(f'<table class="gates">{head}{rows}</table>') if gates else ""
 
 
 _SHAPE_COLUMNS = (
@@ -197,7 +215,7 @@ def _shapes_table(shapes: list) -> str:
     head = "".join(f"<th>{c.replace('_', ' ')}</th>" for c in ("set", "shape", "median us"))
     head += "".join(f"<th>{c.replace('_', ' ')}</th>" for c in _SHAPE_COLUMNS) + "<th>error</th>"
     rows = "".join(_shape_row(shape) for shape in shapes)
-    return f'<h3>Shapes</h3><table class="shapes"><tr>{head}</tr>{rows}</table>'
+    return "<h3>Shapes</h3>" + _scroll(f'<table class="shapes"><tr>{head}</tr>{rows}</table>')
 
 
 def _shape_row(shape: dict) -> str:

@@ -10,7 +10,9 @@ import pytest
 from django.urls import reverse
 
 from submissions.demo.history import write_history
+from tests.factories import make_evaluation, make_result
 from tests.pages.conftest import synthetic_run
+from tests.submissions.test_transcript_pages import parsed_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -94,6 +96,66 @@ def test_every_page_type_loads_and_draws_its_charts(visit, live_server, history)
     )
     assert live_server.url + "/static/vendor/plotly.min.js" in visit.seen["requests"]
     assert live_server.url + "/static/favicon.svg" in visit.seen["requests"]
+
+
+# Boxes that must never cover each other: column headers, the site's links, headings.
+OVERLAPS = """() => {
+  const boxes = [...document.querySelectorAll('th, header.site-header a, nav.site a, h1, h2')]
+    .map(e => [e, e.getBoundingClientRect()]).filter(([e, r]) => r.width && r.height);
+  const found = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const [a, r] = boxes[i], [b, s] = boxes[j];
+    if (a.contains(b) || b.contains(a)) continue;
+    const x = Math.min(r.right, s.right) - Math.max(r.left, s.left);
+    const y = Math.min(r.bottom, s.bottom) - Math.max(r.top, s.top);
+    if (x > 1 && y > 1) found.push(a.textContent.trim() + ' / ' + b.textContent.trim());
+  }
+  return found;
+}"""
+
+
+# On failure, what sticks out: the chain of boxes (outside any scrolling box) past the screen.
+WIDEST = """() => {
+  const found = [];
+  const walk = (parent, depth) => {
+    for (const e of parent.children) {
+      if (getComputedStyle(e).overflowX != 'visible') continue;
+      const left = e.getBoundingClientRect().left;
+      if (left + e.scrollWidth <= innerWidth + 1) continue;
+      found.push(`${depth} ${e.tagName}.${e.className}#${e.id} ${left | 0}+${e.scrollWidth}`);
+      walk(e, depth + 1);
+    }
+  };
+  walk(document.body, 0);
+  return found.slice(0, 12);
+}"""
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_every_page_type_fits_a_laptop_and_a_phone(browser, live_server, history, width, height):
+    run = synthetic_run()
+    parsed = parsed_run()
+    make_evaluation(parsed, result=make_result())
+    transcript = reverse("submissions:run-transcript", kwargs={"run_id": parsed.uuid})
+    pages = [
+        "/", "/boards/h100-sxm/", "/boards/h100-sxm/matrix/", "/boards/h100-sxm/charts/",
+        "/problems/", "/problems/softmax/", "/models/", "/models/claude-opus-4-5/",
+        "/harnesses/", "/harnesses/codex-cli/", "/runs/", "/submit/", "/scoring/",
+        run.get_absolute_url(), parsed.get_absolute_url(), transcript, "/no-such-page/",
+    ]  # fmt: skip
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        for url in pages:
+            response = page.goto(live_server.url + url, wait_until="load")
+            assert response.status == (404 if url == "/no-such-page/" else 200), url
+            header = "nav.site" if url == transcript else "header.site-header"
+            assert page.locator(header).count() == 1, url
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= width, f"{url}: {wide} px at {width}: {page.evaluate(WIDEST)}"
+            assert page.evaluate(OVERLAPS) == [], url
+    finally:
+        context.close()
 
 
 def test_sorting_the_board_goes_into_the_url_and_survives_a_reload(visit, live_server, history):

@@ -180,6 +180,18 @@ def test_the_run_page_highlights_the_solution_and_links_the_transcript(client, d
     assert '<link rel="stylesheet" href="/static/pygments.css">' in html
 
 
+def test_the_transcript_page_carries_the_sites_links_absolute(client, deck):
+    run = parsed_run()
+    make_evaluation(run, result=make_result())
+    html = page(client, reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
+    nav = re.search(r'<nav class="site" aria-label="Site">(.*?)</nav>', html).group(1)
+    links = dict((label, href) for href, label in re.findall(r'<a href="([^"]+)">([^<]+)</a>', nav))
+    assert list(links) == [
+        "Kernel Arena", "Board", "Problems", "Models", "Harnesses", "Runs", "Submit", "Scoring"
+    ]  # fmt: skip
+    assert links["Runs"] == "http://testserver/runs/" and links["Scoring"].startswith("http://")
+
+
 def test_held_out_cases_carry_the_same_number_on_the_run_and_transcript_pages(client, deck):
     """On the CPU only one held-out case runs, keeping the engine's index (here 1). Every label
     counts from 1 (the engine's messages too), so both pages call it "held-out case 2"."""

@@ -251,3 +251,12 @@ def test_a_back_link_is_drawn_only_for_web_addresses():
     assert 'href="/runs/1/"' in render_html(session, context={"back_url": "/runs/1/"})
     html = render_html(session, context={"back_url": "javascript:alert(1)"})
     assert "javascript:alert" not in html and "Back to the run" not in html
+
+
+def test_the_site_links_head_the_page_and_only_web_addresses_are_drawn():
+    session = Session(id="s", harness="h", format="f", events=[])
+    links = [["Kernel Arena", "https://arena.example/"], ["Runs", "javascript:alert(1)"]]
+    html = render_html(session, context={"site_links": links})
+    nav = re.search(r'<nav class="site" aria-label="Site">(.*?)</nav>', html).group(1)
+    assert nav == '<a href="https://arena.example/">Kernel Arena</a>'
+    assert '<nav class="site"' not in render_html(session, context={})
