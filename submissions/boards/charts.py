@@ -1,5 +1,6 @@
-"""Chart data of one ranked hardware target: score against cost and against output tokens per
-run, each with its Pareto frontier, and each configuration's run scores per problem.
+"""Chart data of one ranked hardware target: each configuration's mean score against its mean
+cost and its mean output tokens per run, each with its Pareto frontier over configurations, and
+each configuration's run scores per problem.
 
 The runs and the filters are the board's own (the snapshot's records through
 ``board.filter_records``), so a chart never disagrees with the board beside it.
@@ -13,6 +14,7 @@ from statistics import fmean
 
 from submissions.boards import snapshot, stats
 from submissions.boards.board import BoardFilters, filter_records
+from submissions.boards.configs import ConfigRef
 from submissions.boards.snapshot import ProblemRef, Records
 from submissions.models import HardwareTarget
 
@@ -27,6 +29,16 @@ class RunPoint:
     score: float
     cost_usd: float | None
     output_tokens: int | None
+
+
+@dataclass(frozen=True)
+class ConfigPoint(ConfigRef):
+    """One configuration on a cost chart, over its runs that report the chart's figure: how
+    many, their mean score and their mean figure (dollars or output tokens per run)."""
+
+    runs: int
+    score: float
+    figure: float
 
 
 @dataclass(frozen=True)
@@ -48,8 +60,10 @@ class ChartData:
     computed_at: datetime
     problems: list[ProblemRef]
     points: list[RunPoint]
-    cost_frontier: list[RunPoint]  # lowest cost for the score, by cost
-    tokens_frontier: list[RunPoint]  # fewest output tokens for the score, by tokens
+    cost: list[ConfigPoint]  # mean cost per run
+    cost_frontier: list[ConfigPoint]  # lowest cost for the score, by cost
+    tokens: list[ConfigPoint]  # mean output tokens per run
+    tokens_frontier: list[ConfigPoint]  # fewest output tokens for the score, by tokens
     problem_scores: list[ProblemScores]
 
 
@@ -58,18 +72,38 @@ def chart_data(*, hardware: HardwareTarget, filters: BoardFilters) -> ChartData:
     stored, computed_at = snapshot.stored_records(hardware=hardware)
     records = _graded(filter_records(records=stored, filters=filters))
     points = _points(records, tokens=_output_tokens(hardware=hardware))
+    cost = _config_points(records, points, figure=lambda p: p.cost_usd)
+    tokens = _config_points(records, points, figure=lambda p: p.output_tokens)
     return ChartData(
         hardware=hardware,
         filters=filters,
         computed_at=computed_at,
         problems=records.problems,
         points=points,
-        cost_frontier=stats.pareto_frontier(points=points, key=lambda p: (p.cost_usd, p.score)),
-        tokens_frontier=stats.pareto_frontier(
-            points=points, key=lambda p: (p.output_tokens, p.score)
-        ),
+        cost=cost,
+        cost_frontier=stats.pareto_frontier(points=cost, key=lambda p: (p.figure, p.score)),
+        tokens=tokens,
+        tokens_frontier=stats.pareto_frontier(points=tokens, key=lambda p: (p.figure, p.score)),
         problem_scores=_problem_scores(records, points),
     )
+
+
+def _config_points(records: Records, points: list[RunPoint], *, figure) -> list[ConfigPoint]:
+    """Per configuration, its runs that report the figure: their mean score and figure."""
+    grouped: dict[str, list[RunPoint]] = defaultdict(list)
+    for point in points:
+        if figure(point):
+            grouped[point.config_key].append(point)
+    refs = {ref.config_key: ref for ref in records.configs}
+    return [
+        ConfigPoint(
+            **vars(refs[key]),
+            runs=len(members),
+            score=fmean(p.score for p in members),
+            figure=fmean(figure(p) for p in members),
+        )
+        for key, members in sorted(grouped.items(), key=lambda item: refs[item[0]].config_label)
+    ]
 
 
 def _graded(records: Records) -> Records:

@@ -7,7 +7,9 @@ A point's ``customdata`` is the URL of the run behind it; clicking the point ope
 
 import json
 from functools import cache
+from urllib.parse import urlencode
 
+import plotly.colors
 import plotly.graph_objects as go
 import plotly.io as pio
 from django.urls import get_script_prefix, get_urlconf, reverse
@@ -365,69 +367,88 @@ def outcomes(rows) -> dict:
 
 # -- charts page -------------------------------------------------------------------------------
 def chart_figures(data) -> dict[str, dict]:
-    colors = {key: color(n) for n, key in enumerate(sorted({p.config_key for p in data.points}))}
+    colors = palette(sorted({p.config_key for p in data.points}))
+    runs_of = _runs_of(data.hardware.slug)
     return {
         "cost": frontier_chart(
-            data.points, data.cost_frontier, colors, field="cost_usd", title="cost per run (USD)"
+            data.cost, data.cost_frontier, colors, runs_of, field="cost", title="cost per run"
         ),
         "tokens": frontier_chart(
-            data.points,
+            data.tokens,
             data.tokens_frontier,
             colors,
-            field="output_tokens",
+            runs_of,
+            field="tokens",
             title="output tokens per run",
         ),
         "problems": problem_scores(data.problem_scores, colors),
     }
 
 
-# On log axes, ticks at 1, 2 and 5 times the powers of ten ("D2") keep the labels apart.
+def palette(keys: list[str]) -> dict[str, str]:
+    """A colour per key that no other key of the chart shares: the house palette while it lasts,
+    then plotly's 24 distinct colours, else hues spread by the golden angle (neighbours far
+    apart), two lightnesses alternating."""
+    for colours in (PALETTE, plotly.colors.qualitative.Dark24):
+        if len(keys) <= len(colours):
+            return dict(zip(keys, colours, strict=False))
+    return {
+        key: f"hsl({n * 137.508 % 360:.1f}, 70%, {42 if n % 2 else 56}%)"
+        for n, key in enumerate(keys)
+    }
+
+
+def _runs_of(hardware_slug: str):
+    """The runs list of one configuration on this board (a point opens it)."""
+    base = reverse("submissions:run-index")
+
+    def link(point) -> str:
+        query = {"hardware": hardware_slug, "model": point.model_slug}
+        query["harness"] = point.harness_slug
+        if point.effort:
+            query["effort"] = point.effort
+        return f"{base}?{urlencode(query)}"
+
+    return link
+
+
+# Plain numbers on the log axes (never "2e+2"), ticks at 1, 2 and 5 times the powers of ten.
 TICKS = {
-    "cost_usd": {"tickprefix": "$", "tickformat": ".2~g", "dtick": "D2"},
-    "output_tokens": {"tickformat": ".2~s", "dtick": "D2"},
+    "cost": {"tickprefix": "$", "tickformat": ",.2~r", "dtick": "D2"},
+    "tokens": {"tickformat": ".2~s", "dtick": "D2"},
 }
+HOVER = {"cost": "mean $%{x:,.2f} a run", "tokens": "mean %{x:,.0f} output tokens a run"}
 
 
-def frontier_chart(points, frontier, colors: dict[str, str], *, field: str, title: str) -> dict:
-    """Score against a per-run cost (dollars or tokens), log x, one colour per configuration;
-    the Pareto frontier (nothing both cheaper and better) drawn as a staircase."""
-    groups: dict[str, list] = {}
-    for point in points:
-        if getattr(point, field):
-            groups.setdefault(point.config_key, []).append(point)
-    link = run_paths()
+def frontier_chart(points, frontier, colors: dict[str, str], runs_of, *, field, title) -> dict:
+    """Each configuration's mean score against its mean cost (dollars or output tokens) per
+    run, log x, one point and one colour each; the Pareto frontier (no configuration both
+    cheaper and better) drawn as a staircase. A point opens the configuration's runs."""
+    hover = f"%{{text}}<br>{HOVER[field]} · mean score %{{y:.3g}}<extra></extra>"
     traces = [
         {
             "type": "scatter",
-            "x": [getattr(p, field) for p in members],
-            "y": [p.score for p in members],
+            "x": [point.figure],
+            "y": [point.score],
             "mode": "markers",
-            "name": members[0].config_label,
-            "marker": {"color": colors[key], "size": 7, "opacity": 0.75},
-            "text": [f"{p.config_label} · {p.problem_slug} · {p.verdict}" for p in members],
-            "customdata": [link(p.run_uuid) for p in members],
-            "hovertemplate": "%{text}<br>%{x:.3s} · score %{y:.3g}<extra></extra>",
+            "name": point.config_label,
+            "marker": {"color": colors[point.config_key], "size": 10},
+            "text": [f"{point.config_label}<br>{point.runs} run{'s' * (point.runs != 1)}"],
+            "customdata": [runs_of(point)],
+            "hovertemplate": hover,
         }
-        for key, members in sorted(groups.items(), key=lambda item: item[1][0].config_label)
+        for point in points
     ]
-    edge = [p for p in frontier if getattr(p, field)]
     traces.append(
         {
             "type": "scatter",
-            "x": [getattr(p, field) for p in edge],
-            "y": [p.score for p in edge],
+            "x": [p.figure for p in frontier],
+            "y": [p.score for p in frontier],
             "mode": "lines+markers",
             "name": "Pareto frontier",
             "line": {"color": FRONTIER, "width": 2, "shape": "hv"},
-            "marker": {
-                "color": FRONTIER,
-                "size": 9,
-                "symbol": "circle-open",
-                "line": {"width": 2},
-            },
-            "text": [f"{p.config_label} · {p.problem_slug}" for p in edge],
-            "customdata": [link(p.run_uuid) for p in edge],
-            "hovertemplate": "frontier: %{text}<br>%{x:.3s} · score %{y:.3g}<extra></extra>",
+            "marker": {"color": FRONTIER, "size": 15, "symbol": "circle-open"},
+            "hoverinfo": "skip",
         }
     )
     return unvalidated(
@@ -435,7 +456,7 @@ def frontier_chart(points, frontier, colors: dict[str, str], *, field: str, titl
         layout(
             height=420,
             xaxis={"type": "log", "title": {"text": title}, **TICKS[field]},
-            yaxis={"title": {"text": "run score"}, "rangemode": "tozero"},
+            yaxis={"title": {"text": "mean run score"}, "rangemode": "tozero"},
             legend={"orientation": "v", "y": 1, "x": 1.02, "font": {"size": 11}},
             margin={"r": 8},
         ),
@@ -454,7 +475,7 @@ def problem_scores(groups, colors: dict[str, str]) -> dict:
             "x": [m.problem_title for m in members for _ in m.scores],
             "y": [score for m in members for score in m.scores],
             "name": members[0].config_label,
-            "marker": {"color": colors.get(key, PALETTE[0]), "size": 4},
+            "marker": {"color": colors[key], "size": 4},
             "boxpoints": "all",
             "jitter": 0.4,
             "pointpos": 0,

@@ -45,16 +45,32 @@ def test_each_run_is_a_point_with_its_score_cost_and_output_tokens(deck):
     assert (points[str(failed.uuid)].score, points[str(failed.uuid)].output_tokens) == (0.0, None)
 
 
-def test_the_cost_frontier_keeps_runs_no_cheaper_run_outscores(deck):
-    cheap = graded(deck, score=0.5, cost_usd=1.0, output_tokens=300)
-    graded(deck, score=0.4, cost_usd=2.0, output_tokens=100)
-    best = graded(deck, score=0.9, cost_usd=3.0, output_tokens=900)
-    graded(deck, score=0.95)  # no cost, no tokens: on neither frontier
+def test_each_configuration_is_one_point_at_its_runs_mean_cost_and_score(deck):
+    graded(deck, score=0.5, cost_usd=1.0, output_tokens=300)
+    graded(deck, score=0.3, cost_usd=3.0, output_tokens=100)
+    graded(deck, score=0.95)  # no cost, no tokens: on no cost chart
 
     data = charts(deck)
 
-    assert [p.run_uuid for p in data.cost_frontier] == [str(cheap.uuid), str(best.uuid)]
-    assert [p.output_tokens for p in data.tokens_frontier] == [100, 300, 900]
+    (cost,) = data.cost
+    assert (cost.config_label, cost.runs) == ("GPT-5 · Codex CLI", 2)
+    assert (cost.figure, cost.score) == (pytest.approx(2.0), pytest.approx(0.4))
+    assert (data.tokens[0].figure, data.tokens[0].runs) == (pytest.approx(200), 2)
+    assert (cost.model_slug, cost.harness_slug) == ("gpt-5", "codex-cli")
+
+
+def test_the_cost_frontier_keeps_configurations_no_cheaper_one_outscores(deck):
+    cheap = make_harness("opencode", name="opencode")
+    dear = make_harness("claude-code", name="Claude Code")
+    worse = make_harness("gemini-cli", name="Gemini CLI")
+    graded(deck | {"harness": cheap}, score=0.5, cost_usd=1.0, output_tokens=300)
+    graded(deck | {"harness": worse}, score=0.4, cost_usd=2.0, output_tokens=100)
+    graded(deck | {"harness": dear}, score=0.9, cost_usd=3.0, output_tokens=900)
+
+    data = charts(deck)
+
+    assert [p.harness_slug for p in data.cost_frontier] == ["opencode", "claude-code"]
+    assert [p.figure for p in data.tokens_frontier] == [100, 300, 900]
 
 
 def test_problem_scores_group_run_scores_per_configuration_and_problem(deck):
@@ -105,4 +121,4 @@ def test_runs_the_grader_failed_on_are_not_plotted(deck):
     data = charts(deck)
 
     assert [point.run_uuid for point in data.points] == [str(shown.uuid)]
-    assert [point.run_uuid for point in data.cost_frontier] == [str(shown.uuid)]
+    assert [(point.runs, point.figure) for point in data.cost_frontier] == [(1, 1.0)]

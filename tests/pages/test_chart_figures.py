@@ -11,7 +11,7 @@ from submissions.models import HardwareTarget
 from submissions.pages import figures
 
 
-def test_chart_figures_are_valid_plotly_figures_linking_their_runs(history):
+def test_chart_figures_are_valid_plotly_figures_linking_their_configurations(history):
     hardware = HardwareTarget.objects.get(slug="h100-sxm")
     data = chart_data(hardware=hardware, filters=boards.BoardFilters.from_query(QueryDict()))
     assert data.points
@@ -21,13 +21,27 @@ def test_chart_figures_are_valid_plotly_figures_linking_their_runs(history):
         validated = go.Figure(figure)  # raises on any property plotly does not know
         assert validated.to_plotly_json()["data"] == figure["data"], name
         assert figure["data"], name
-    links = {link for trace in built["cost"]["data"] for link in trace["customdata"]}
-    expected = {
-        reverse("submissions:run-detail", kwargs={"run_id": point.run_uuid})
-        for point in data.points
-        if point.cost_usd
-    }
-    assert expected <= links and len(links) > 1
+    # one point per configuration, opening that configuration's runs on this board
+    points = [trace for trace in built["cost"]["data"] if trace["name"] != "Pareto frontier"]
+    assert [len(trace["x"]) for trace in points] == [1] * len(data.cost) and len(points) > 1
+    first = data.cost[0]
+    link = QueryDict(points[0]["customdata"][0].split("?", 1)[1])
+    assert points[0]["customdata"][0].startswith(reverse("submissions:run-index") + "?")
+    assert (link["hardware"], link["model"], link["harness"]) == (
+        "h100-sxm",
+        first.model_slug,
+        first.harness_slug,
+    )
+    # a colour no other configuration of the chart has, and plain numbers on the axes
+    colours = [trace["marker"]["color"] for trace in points]
+    assert len(set(colours)) == len(colours)
+    assert built["cost"]["layout"]["xaxis"]["tickformat"] == ",.2~r"
+
+
+def test_the_palette_never_repeats_a_colour_within_a_chart():
+    for count in (1, 12, 13, 40):
+        colours = figures.palette([f"config {n}" for n in range(count)])
+        assert len(set(colours.values())) == count
 
 
 def test_run_paths_follow_the_script_prefix(settings):
