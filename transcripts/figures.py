@@ -99,6 +99,13 @@ def _token_figures(usage: Usage, source: str | None) -> dict:
     return {name: (value, source) for name, value in figures.items() if value is not None}
 
 
+def turns(session: Session) -> int | None:
+    """The turns of ``session`` (the run's figure, or a subagent's own), as ``run_figures``
+    counts them: every page that shows turns reads them here."""
+    found = _turns(session)
+    return found[0] if found else None
+
+
 def _turns(session: Session) -> tuple[int, str] | None:
     reported = _number(session.num_turns)
     if reported is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+from transcripts.figures import turns
 from transcripts.model import Event, Kind, Session, Usage, parse_timestamp
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
@@ -43,7 +44,7 @@ def session_totals(session: Session) -> dict:
         "own_usage": _usage_dict(own),
         "cost_usd": session.cost_usd,
         "duration_ms": session_duration_ms(session),
-        "turns": session.num_turns if session.num_turns is not None else _count_prompts(session),
+        "turns": turns(session),
         "api_calls": calls,
         "tool_calls": tools,
         "subagents": subagents,
@@ -57,11 +58,6 @@ def session_duration_ms(session: Session) -> int | None:
     if start is None or end is None:
         return None
     return int((end - start).total_seconds() * 1000)
-
-
-def _count_prompts(session: Session) -> int | None:
-    """Prompts typed into the main thread; None when the log carries none (e.g. ``codex exec``)."""
-    return sum(event.kind == Kind.USER for event in session.events) or None
 
 
 def _usage_dict(usage: Usage) -> dict:

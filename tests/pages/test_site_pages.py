@@ -180,6 +180,14 @@ def test_the_run_page_highlights_the_solution_and_links_the_transcript(client, d
     assert '<link rel="stylesheet" href="/static/pygments.css">' in html
 
 
+def test_the_run_and_transcript_pages_count_the_same_turns(client, deck):
+    run = parsed_run()  # Claude Code: 67 responses over 10 typed prompts
+    run_page = page(client, run.get_absolute_url())
+    transcript = page(client, reverse("submissions:run-transcript", kwargs={"run_id": run.uuid}))
+    assert re.search(r"<dt>Turns</dt><dd>67 ", run_page)
+    assert "<th>turns</th><td>67</td>" in transcript
+
+
 def test_the_transcript_page_carries_the_sites_links_absolute(client, deck):
     run = parsed_run()
     make_evaluation(run, result=make_result())
