@@ -19,8 +19,10 @@ from submissions.boards.configs import config_results
 from submissions.boards.matrix import Cell, Matrix, MatrixRow, matrix
 from submissions.boards.problems import problem_page, run_rank
 from submissions.boards.snapshot import BoardRow, refresh_board, refresh_boards_for_run
+from submissions.boards.stats import FAST_P_THRESHOLDS
 
 __all__ = [
+    "FAST_P_THRESHOLDS",
     "Board",
     "BoardFilters",
     "BoardRow",

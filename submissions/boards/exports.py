@@ -200,4 +200,6 @@ def _csv(header, lines) -> str:
 def _cell_text(value):
     if value is None:
         return ""
+    if isinstance(value, list | tuple):  # fast_p: its values at FAST_P_THRESHOLDS, spaced
+        return " ".join(str(item) for item in value)
     return value.isoformat() if isinstance(value, date | datetime) else value

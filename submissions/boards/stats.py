@@ -16,6 +16,8 @@ import numpy as np
 RESAMPLES = 1000
 LEVEL = 0.95
 SEED = 20260101
+# fast_p: the share of problems with a correct run faster than eager by more than p times.
+FAST_P_THRESHOLDS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 # Caps one bootstrap block (resamples x runs) at about 16 MB of float64.
 BLOCK_ELEMENTS = 2_000_000
 
@@ -51,6 +53,7 @@ class Summary:
     speedup_eager: float | None
     speedup_compile: float | None
     fast_1: float
+    fast_p: tuple[float, ...]  # at FAST_P_THRESHOLDS (fast_1 is the one at 1.0)
     median_tokens: float | None
     median_cost_usd: float | None
     median_wall_s: float | None
@@ -73,7 +76,11 @@ def summarize(*, runs: RunArrays, problem_count: int, seed: int) -> Summary:
         gap=visible - hidden,
         speedup_eager=geomean(runs.speedup_eager[runs.ok]),
         speedup_compile=geomean(runs.speedup_compile[runs.ok]),
-        fast_1=fast_1(runs=runs, problem_count=problem_count),
+        fast_1=fast_p(runs=runs, problem_count=problem_count, threshold=1.0),
+        fast_p=tuple(
+            fast_p(runs=runs, problem_count=problem_count, threshold=threshold)
+            for threshold in FAST_P_THRESHOLDS
+        ),
         median_tokens=median(runs.tokens),
         median_cost_usd=median(runs.cost_usd),
         median_wall_s=median(runs.wall_time_s),
@@ -168,11 +175,12 @@ def geomean(values: np.ndarray) -> float | None:
     return float(np.exp(np.log(values).mean())) if values.size else None
 
 
-def fast_1(*, runs: RunArrays, problem_count: int) -> float:
-    """Share of the active problems with a correct run faster than eager."""
+def fast_p(*, runs: RunArrays, problem_count: int, threshold: float) -> float:
+    """Share of the active problems with a correct run faster than eager by more than
+    ``threshold`` times (fast_1: faster than eager at all)."""
     if problem_count == 0:
         return 0.0
-    fast = runs.ok & (np.nan_to_num(runs.speedup_eager, nan=0.0) > 1)
+    fast = runs.ok & (np.nan_to_num(runs.speedup_eager, nan=0.0) > threshold)
     return np.unique(runs.problem[fast]).size / problem_count
 
 

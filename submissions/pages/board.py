@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 
 from submissions import boards, selectors
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
+from submissions.pages import figures
 
 DIRECTIONS = {"asc": False, "desc": True}
 MATRIX_STATS = ("best", "median")
@@ -44,6 +45,7 @@ def _board_page(request, tabs: list[HardwareTarget], hardware: HardwareTarget):
         "choices": filter_choices(),
         "keep": kept(request, ("sort", "dir")),
         "provenance": boards.counted_provenance(hardware=hardware),
+        "fast_p": figures.fast_p_curves(table.rows, boards.FAST_P_THRESHOLDS),
     }
     return render(request, "submissions/board.html", context)
 

@@ -365,6 +365,46 @@ def outcomes(rows) -> dict:
     return as_json(fig)
 
 
+# -- board ---------------------------------------------------------------------------------------
+def fast_p_curves(rows, thresholds) -> dict | None:
+    """fast_p against p, a line per configuration with a correct run more than half as fast as
+    eager (the rest lie at 0 everywhere); None when no configuration has one."""
+    shown = [row for row in rows if row.fast_p[0] > 0]
+    if not shown:
+        return None
+    colors = palette(sorted(row.config_key for row in shown))
+    traces = [
+        {
+            "type": "scatter",
+            "x": list(thresholds),
+            "y": list(row.fast_p),
+            "mode": "lines+markers",
+            "name": row.config_label,
+            "line": {"color": colors[row.config_key], "width": 2},
+            "marker": {"size": 6},
+            "hovertemplate": "%{fullData.name}<br>faster than eager by over %{x}\u00d7: "
+            "%{y:.0%} of the problems<extra></extra>",
+        }
+        for row in shown
+    ]
+    ticks = [f"{t:g}\u00d7" for t in thresholds]
+    return unvalidated(
+        traces,
+        layout(
+            height=380,
+            xaxis={
+                "type": "log",
+                "title": {"text": "p: speedup over PyTorch eager"},
+                "tickvals": list(thresholds),
+                "ticktext": ticks,
+            },
+            yaxis={"title": {"text": "share of problems"}, "tickformat": ".0%", "range": [0, 1]},
+            legend={"orientation": "v", "y": 1, "x": 1.02, "font": {"size": 11}},
+            margin={"r": 8},
+        ),
+    )
+
+
 # -- charts page -------------------------------------------------------------------------------
 def chart_figures(data) -> dict[str, dict]:
     colors = palette(sorted({p.config_key for p in data.points}))

@@ -161,7 +161,7 @@ def test_geomean_skips_missing_and_non_positive_figures():
     assert stats.geomean(np.array([NAN])) is None
 
 
-def test_fast_1_counts_problems_with_a_correct_run_faster_than_eager():
+def test_fast_p_counts_problems_with_a_correct_run_faster_than_eager_by_p():
     configuration = runs(
         problem=[0, 1, 1, 2],
         score=[0.5, 0.4, 0.0, 0.3],
@@ -169,7 +169,11 @@ def test_fast_1_counts_problems_with_a_correct_run_faster_than_eager():
         speedup_eager=[1.5, 0.9, 3.0, NAN],
     )
 
-    assert stats.fast_1(runs=configuration, problem_count=4) == 0.25
+    assert stats.fast_p(runs=configuration, problem_count=4, threshold=1.0) == 0.25
+    assert stats.fast_p(runs=configuration, problem_count=4, threshold=0.5) == 0.5
+    assert stats.fast_p(runs=configuration, problem_count=4, threshold=1.5) == 0.0  # not above
+    summary = stats.summarize(runs=configuration, problem_count=4, seed=1)
+    assert summary.fast_p == (0.5, 0.25, 0.0, 0.0, 0.0, 0.0) and summary.fast_1 == 0.25
 
 
 def test_medians_of_tokens_cost_and_wall_time_skip_missing_figures():

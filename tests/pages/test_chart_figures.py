@@ -70,3 +70,17 @@ def test_json_data_writes_what_json_script_writes():
     }
     assert json_data(value, "fig-1") == json_script(value, "fig-1")
     assert "</script><script>" not in json_data(value, "a")
+
+
+def test_the_boards_fast_p_curve_is_a_valid_figure_of_its_rows(history):
+    hardware = HardwareTarget.objects.get(slug="h100-sxm")
+    rows = boards.board(hardware=hardware).rows
+    figure = figures.fast_p_curves(rows, boards.FAST_P_THRESHOLDS)
+    go.Figure(figure)  # raises on any property plotly does not know
+    shown = {trace["name"]: trace["y"] for trace in figure["data"]}
+    assert shown and all(row.config_label in shown for row in rows if row.fast_p[0] > 0)
+    for row in rows:
+        if row.config_label in shown:
+            assert shown[row.config_label][1] == row.fast_1  # p = 1 is the board's column
+    assert figure["layout"]["xaxis"]["tickvals"] == list(boards.FAST_P_THRESHOLDS)
+    assert figures.fast_p_curves([], boards.FAST_P_THRESHOLDS) is None
