@@ -18,7 +18,13 @@ def test_demo_runs_grade_an_honest_and_a_failing_solution_with_real_transcripts(
     assert verdicts[0] == "ok"
     assert verdicts[1] not in ("ok", "infra_error")
     assert {run.status for run in runs} == {"evaluated"}
-    assert all(run.transcript_files.count() == 1 for run in runs)
+    # each carries the session of a real CLI whose scripted model wrote that very solution
+    assert {run.language_model.slug for run in runs} == {"scripted-demo"}
+    assert [run.harness.slug for run in runs] == ["claude-code", "codex-cli"]
+    for run in runs:
+        (stored,) = run.transcript_files.all()
+        wrote_lazy = b"def forward(self, x, *rest)" in stored.file.read()
+        assert wrote_lazy == (run.evaluations.get().verdict != "ok")
     assert {run.hardware.slug for run in runs} == {"cpu"}
     assert "softmax" in capsys.readouterr().out
 

@@ -3,9 +3,14 @@
 On the embedded default (SQLite, eager tasks) each run is graded before the command returns:
 smoke shapes under the Triton interpreter, no GPU or broker needed. With a broker configured the
 runs are queued for the workers instead.
+
+Each run carries the transcript of a real CLI session (Claude Code or Codex) whose scripted
+model wrote its solution: `bench/demo_transcripts.py` records them into TRANSCRIPTS; the runs'
+model is that scripted one.
 """
 
-from pathlib import Path
+import tarfile
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -23,15 +28,11 @@ from submissions.services.registry import (
 from submissions.services.runs import create_run
 from submissions.uploads import IncomingFile, RunFiles
 
-SAMPLES = Path(settings.BASE_DIR) / "tests" / "transcripts" / "samples"
 HONEST = Path(settings.BASE_DIR) / "tests" / "runners" / "solutions"
-# (harness slug, model slug, sample transcript) per example; cycled over the problems
-AGENTS = [
-    ("claude-code", "claude-sonnet-4-5", "claude-jsonl-edits-3fe1b6bc.jsonl"),
-    ("codex-cli", "gpt-5-codex", "codex-exec-json-file-change.jsonl"),
-    ("claude-code-print", "claude-opus-4-1", "claude-stream-json-task-subagent.jsonl"),
-    ("codex-cli", "gpt-5", "codex-exec-json-command.jsonl"),
-]
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "demo" / "transcripts.tar.gz"
+HARNESSES = ("claude-code", "codex-cli")
+MODEL = {"slug": "scripted-demo", "display_name": "Scripted model (demo)"}
+MODEL_DEFAULTS = {"provider": "Kernel Arena"}
 # Skips the work: returns its input, so it fails correctness (or the strict state_dict load).
 LAZY_SOLUTION = """import torch.nn as nn
 
@@ -52,12 +53,20 @@ class Command(BaseCommand):
         parser.add_argument("--problem", action="append", help="only these problem slugs")
 
     def handle(self, *args, problem=None, **options):
-        deck = _cpu_problems(problem)
+        try:
+            register_problems(infos=engine_problems())  # the deck's; others registered stay
+        except EngineError as error:
+            raise CommandError(str(error)) from error
         seed_registry()
+        model, _ = LanguageModel.objects.get_or_create(**MODEL, defaults=MODEL_DEFAULTS)
         submitter, _ = get_user_model().objects.get_or_create(username="demo")
-        examples = [(slug, kind, code) for slug in deck for kind, code in _solutions(slug).items()]
-        for index, (slug, kind, code) in enumerate(examples):
-            run = _upload(slug, code, AGENTS[index % len(AGENTS)], submitter)
+        recorded = _recorded_transcripts()
+        for index, (slug, kind, code) in enumerate(examples(problem)):
+            harness, transcripts = recorded.get(f"{slug}-{kind}", (harness_for(index), []))
+            harness = Harness.objects.get(slug=harness)
+            if not transcripts:
+                self.stderr.write(f"{slug} {kind}: no transcript in {TRANSCRIPTS.name} (bench/)")
+            run = _upload(slug, code, harness, model, transcripts, submitter)
             self._report(run, kind)
 
     def _report(self, run: Run, kind: str) -> None:
@@ -68,16 +77,38 @@ class Command(BaseCommand):
         self.stdout.write(f"    {run.get_absolute_url()}")
 
 
-def _cpu_problems(only: list[str] | None) -> list[str]:
+def harness_for(index: int) -> str:
+    """Alternating per example and per problem, so each CLI writes honest and failing runs."""
+    return HARNESSES[(index + index // 2) % len(HARNESSES)]
+
+
+def examples(only: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """(problem slug, kind, solution code): an honest and a failing solution per CPU-capable
+    problem of the deck, in the deck's order (the transcripts are recorded in this order)."""
     try:
         infos = engine_problems()
     except EngineError as error:
         raise CommandError(str(error)) from error
-    register_problems(infos=infos)  # the deck's problems; others registered stay active
     slugs = [info.slug for info in infos if info.cpu_capable and (not only or info.slug in only)]
     if not slugs:
         raise CommandError("no CPU-capable problem matches")
-    return slugs
+    return [(slug, kind, code) for slug in slugs for kind, code in _solutions(slug).items()]
+
+
+def _recorded_transcripts() -> dict[str, tuple[str, list[IncomingFile]]]:
+    """The recorded sessions by example (`<problem>-<kind>`): the harness that ran, its files."""
+    found: dict[str, tuple[str, list[IncomingFile]]] = {}
+    if not TRANSCRIPTS.is_file():
+        return found
+    with tarfile.open(TRANSCRIPTS, "r:gz") as bundle:
+        for member in bundle.getmembers():
+            if not member.isfile():
+                continue
+            example, harness, name = PurePosixPath(member.name).parts
+            data = bundle.extractfile(member).read()
+            incoming = IncomingFile(name, ContentFile(data, name=name))
+            found.setdefault(example, (harness, []))[1].append(incoming)
+    return found
 
 
 def _solutions(slug: str) -> dict[str, str]:
@@ -90,19 +121,19 @@ def _solutions(slug: str) -> dict[str, str]:
     return solutions
 
 
-def _upload(slug: str, code: str, agent: tuple[str, str, str], submitter) -> Run:
-    harness, model, sample = agent
+def _upload(slug: str, code: str, harness, model, transcripts, submitter) -> Run:
     files = RunFiles(
         solution=IncomingFile("solution.py", ContentFile(code.encode(), name="solution.py")),
-        transcripts=[IncomingFile(sample, ContentFile((SAMPLES / sample).read_bytes(), sample))],
+        transcripts=transcripts,
         metadata={"demo": True},
     )
     run, _ = create_run(
         submitter=submitter,
         problem=Problem.objects.get(slug=slug),
-        language_model=LanguageModel.objects.get(slug=model),
-        harness=Harness.objects.get(slug=harness),
+        language_model=model,
+        harness=harness,
         hardware=ensure_cpu_target(),
         files=files,
+        transcript_required=bool(transcripts),
     )
     return run
