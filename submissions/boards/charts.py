@@ -108,7 +108,7 @@ def _config_points(records: Records, points: list[RunPoint], *, figure) -> list[
 
 def _graded(records: Records) -> Records:
     """Leaves out runs the grader itself failed on: as on the board, they score for no one."""
-    return replace(records, runs=records.runs.take(records.runs.failure != "infra"))
+    return replace(records, runs=records.runs.take(snapshot.counted(records.runs)))
 
 
 def _output_tokens(*, hardware: HardwareTarget) -> dict[str, int | None]:

@@ -102,7 +102,7 @@ def _rows(*, records: Records, stat: str) -> list[MatrixRow]:
 
 
 def _row(*, records: Records, runs: _Runs, config: int, stat: str) -> MatrixRow:
-    mine = records.runs.config == config
+    mine = (records.runs.config == config) & snapshot.counted(records.runs)  # the board's score
     score = stats.config_score(
         problems=records.runs.problem[mine],
         scores=records.runs.score[mine],

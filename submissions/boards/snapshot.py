@@ -150,10 +150,15 @@ class Records:
         }
 
 
+def counted(runs: RunTable) -> np.ndarray:
+    """The runs a score counts: all but those the grader itself failed on, which count for no
+    one (the matrix still marks them) until re-graded. Board, matrix and charts read it here."""
+    return runs.failure != "infra"
+
+
 def board_rows(*, records: Records) -> list[BoardRow]:
-    """One row per configuration with a graded run, ordered by rank, then score. A run the
-    grader itself failed on counts for no one (the matrix still marks it) until re-graded."""
-    graded = records.runs.failure != "infra"
+    """One row per configuration with a graded run, ordered by rank, then score."""
+    graded = counted(records.runs)
     present = np.unique(records.runs.config[graded]).tolist()
     summaries = [_summary(records=records, config=n, graded=graded) for n in present]
     ranks = stats.tie_ranks(

@@ -125,3 +125,15 @@ def test_a_matrix_takes_one_query_at_any_data_size(arena, grade, django_assert_n
     with django_assert_num_queries(1):
         result = matrix(hardware=arena.h100, stat="median")
     assert sum(cell.runs for row in result.rows for cell in row.cells) == 9
+
+
+def test_a_rows_score_is_the_boards_score_even_beside_a_grader_failure(arena, grade):
+    grade(score=0.4)
+    grade(verdict="infra_error")  # counts for no one until re-graded; its cell still marks it
+    grade(model="claude", score=0.2)
+
+    board = {row.config_key: row.score for row in snapshot.stored_rows(hardware=arena.h100)[0]}
+    result = matrix(hardware=arena.h100)
+
+    assert {row.config_key: row.score for row in result.rows} == pytest.approx(board)
+    assert board[GPT] == pytest.approx(0.2)  # 0.4 on one of two problems
