@@ -85,6 +85,14 @@ def test_the_board_says_where_its_runs_come_from(loaded, client):
     assert statement.startswith("W4A16") and "github.com/Infatoshi/kernelbench.com" in statement
 
 
+def test_the_board_and_charts_count_the_same_runs(loaded, client):
+    runs = len(loaded["runs"])
+    board = client.get("/boards/h100-sxm/").content.decode()
+    charts = client.get("/boards/h100-sxm/charts/").content.decode()
+    assert f"{runs} of the runs counted here were published by KernelBench-Hard" in board
+    assert f"{runs} runs over " in charts
+
+
 def test_no_shape_is_faster_than_the_hardware_allows(loaded):
     hardware = HardwareTarget.objects.get(slug="h100-sxm")
     assert hardware.bandwidth_gbps and hardware.peak_tflops
