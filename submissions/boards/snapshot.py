@@ -162,7 +162,9 @@ def board_rows(*, records: Records) -> list[BoardRow]:
     present = np.unique(records.runs.config[graded]).tolist()
     summaries = [_summary(records=records, config=n, graded=graded) for n in present]
     ranks = stats.tie_ranks(
-        lows=[s.ci_low for s in summaries], highs=[s.ci_high for s in summaries]
+        lows=[s.ci_low for s in summaries],
+        highs=[s.ci_high for s in summaries],
+        scores=[s.score for s in summaries],
     )
     rows = [
         BoardRow(rank=rank, **asdict(records.configs[n]), **asdict(summary))

@@ -149,10 +149,18 @@ def _blocks(*, resamples: int, width: int) -> list[int]:
     return [min(step, resamples - start) for start in range(0, resamples, step)]
 
 
-def tie_ranks(*, lows: Iterable[float], highs: Iterable[float]) -> list[int]:
-    """Rank = 1 + the number of rows whose lower bound is above this row's upper bound."""
+def tie_ranks(
+    *, lows: Iterable[float], highs: Iterable[float], scores: Iterable[float]
+) -> list[int]:
+    """Rank = 1 + the number of rows whose lower bound is above this row's upper bound, and
+    never worse than the rank of a row that scores no higher (a narrow interval under a wide
+    one must not put a better score below a worse one)."""
     lows, highs = np.asarray(list(lows), dtype=float), np.asarray(list(highs), dtype=float)
-    return (1 + (lows[None, :] > highs[:, None]).sum(axis=1)).tolist()
+    scores = np.asarray(list(scores), dtype=float)
+    apart = 1 + (lows[None, :] > highs[:, None]).sum(axis=1)
+    no_higher = scores[None, :] <= scores[:, None]  # [row, other]: other scores no higher
+    worst = apart.size + 1  # above any rank: stands for "not a row that scores no higher"
+    return np.where(no_higher, apart[None, :], worst).min(axis=1, initial=worst).tolist()
 
 
 def competition_ranks(*, scores: Iterable[float]) -> list[int]:

@@ -116,10 +116,23 @@ def test_the_interval_is_the_same_on_every_call():
 
 
 def test_rows_whose_intervals_overlap_share_a_rank():
-    ranks = stats.tie_ranks(lows=[0.6, 0.5, 0.1, 0.25], highs=[0.8, 0.7, 0.3, 0.55])
+    ranks = stats.tie_ranks(
+        lows=[0.6, 0.5, 0.1, 0.25], highs=[0.8, 0.7, 0.3, 0.55], scores=[0.7, 0.6, 0.2, 0.4]
+    )
 
     # The first two overlap; the last is only below the first; the third is below all three.
     assert ranks == [1, 1, 3, 2]
+
+
+def test_a_better_score_never_ranks_below_a_worse_one():
+    # A narrow interval (0.50-0.55) lies below a third row's (0.60-0.70); a wide one (0.1-0.9)
+    # with a lower score overlaps everything: the better score must not rank below it.
+    ranks = stats.tie_ranks(
+        lows=[0.50, 0.1, 0.60], highs=[0.55, 0.9, 0.70], scores=[0.52, 0.50, 0.65]
+    )
+
+    assert ranks == [1, 1, 1]
+    assert stats.tie_ranks(lows=[0.5, 0.1], highs=[0.5, 0.2], scores=[0.5, 0.15]) == [1, 2]
 
 
 def test_pass_rates_and_the_generalization_gap():
