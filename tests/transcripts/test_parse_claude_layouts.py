@@ -282,3 +282,31 @@ def test_a_stop_hook_summary_lists_its_hooks_and_flags_their_errors(tmp_path):
     (notice,) = parse_files([session_file]).events
     assert (notice.kind, notice.subtype, notice.is_error) == (Kind.SYSTEM, "hook", True)
     assert notice.text == "make check\nruff check .\nerror: ruff check . exited with 1"
+
+
+def test_edits_without_a_structured_patch_are_drawn_from_their_arguments(tmp_path):
+    def call(n: int, name: str, arguments: dict) -> dict:
+        block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": arguments}
+        message = {"id": f"m{n}", "content": [block]}
+        return {"type": "assistant", "uuid": f"u{n}", "sessionId": "s", "cwd": "/w", **{
+            "message": message
+        }}  # fmt: skip
+
+    records = [
+        call(1, "Edit", {"file_path": "/w/solution.py", "old_string": "a = 1\nb = 2",
+                         "new_string": "a = 1\nb = 3"}),
+        call(2, "MultiEdit", {"file_path": "/w/k.py", "edits": [
+            {"old_string": "x", "new_string": "y"}, {"old_string": "p\nq", "new_string": "p"}]}),
+        call(3, "Write", {"file_path": "/w/solution.py", "content": "one\ntwo\n"}),
+    ]  # fmt: skip
+    session_file = tmp_path / "s.jsonl"
+    session_file.write_text("".join(json.dumps(record) + "\n" for record in records))
+    edit, multi, write = (e for e in parse_files([session_file]).events if e.kind == Kind.TOOL_CALL)
+
+    assert edit.diff.splitlines() == [
+        "--- a/solution.py", "+++ b/solution.py",
+        "@@ edit 1 (line numbers not recorded) @@", " a = 1", "-b = 2", "+b = 3",
+    ]  # fmt: skip
+    assert multi.diff.count("@@ edit") == 2 and "-x\n+y\n" in multi.diff and "-q\n" in multi.diff
+    held = "what it held before is not recorded"
+    assert write.diff.endswith(f"@@ whole file written ({held}) @@\n+one\n+two\n")

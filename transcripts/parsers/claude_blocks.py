@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -180,6 +181,46 @@ def patch_diff(path: str, detail: dict) -> str | None:
         hunk["lines"] = ["+" + line for line in lines]
         return structured_patch_text(path, [hunk], created=True)
     return None
+
+
+def arguments_diff(call: Event, cwd: str | None) -> None:
+    """A file tool's change drawn from its own arguments, until its result's
+    ``structuredPatch`` (which knows the file's line numbers) replaces it: Edit and MultiEdit
+    as their old -> new strings, Write as the whole file it wrote."""
+    arguments = call.arguments
+    if call.tool_name not in FILE_TOOLS or not isinstance(arguments, dict) or not call.file_path:
+        return
+    path = short_path(call.file_path, cwd)
+    if call.tool_name == "Write":
+        content = arguments.get("content")
+        if isinstance(content, str):
+            lines = ["+" + line for line in content.splitlines()]
+            header = "whole file written (what it held before is not recorded)"
+            call.diff = _loose_diff(path, [(header, lines)])
+        return
+    edits = arguments.get("edits") if call.tool_name == "MultiEdit" else [arguments]
+    hunks = []
+    for n, edit in enumerate(edits if isinstance(edits, list) else [], start=1):
+        old, new = (edit.get(key) if isinstance(edit, dict) else None for key in STRINGS)
+        if isinstance(old, str) and isinstance(new, str):
+            changed = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3)
+            lines = [line for line in changed if not line.startswith(("---", "+++", "@@"))]
+            hunks.append((f"edit {n} (line numbers not recorded)", lines))
+    if hunks:
+        call.diff = _loose_diff(path, hunks)
+
+
+FILE_TOOLS = ("Edit", "MultiEdit", "Write")
+STRINGS = ("old_string", "new_string")
+
+
+def _loose_diff(path: str, hunks: list[tuple[str, list[str]]]) -> str:
+    """A unified diff whose hunks say what they are instead of line numbers it cannot know."""
+    out = [f"--- a/{path.lstrip('/')}", f"+++ b/{path.lstrip('/')}"]
+    for header, lines in hunks:
+        out.append(f"@@ {header} @@")
+        out.extend(lines)
+    return "\n".join(out) + "\n"
 
 
 def structured_patch_text(path: str, hunks: list, created: bool = False) -> str:

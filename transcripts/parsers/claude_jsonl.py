@@ -99,6 +99,7 @@ class ClaudeReader:
             self.builder.note_model(model)
         for event in events:
             event.api_call_id = api_call_id
+            blocks.arguments_diff(event, self.builder.session.cwd)
             self.builder.add(event)
         usage = blocks.claude_usage(message.get("usage"))
         if events and api_call_id and usage is not None:
