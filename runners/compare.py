@@ -21,8 +21,10 @@ import torch
 @dataclass
 class Comparison:
     correct: bool = True
-    max_abs_err: float = 0.0
-    max_rel_err: float = 0.0
+    # None until values are compared: an output of the wrong shape, dtype or count has no error
+    # to report (0 would read as exact)
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
     mismatches: int = 0
     worst_index: list[int] | None = None
     errors: list[str] = field(default_factory=list)
@@ -208,8 +210,8 @@ def _compare_values(
         result.fail(f"{label}: NaN or Inf where the reference is finite")
     if got.numel() and not tally.got_nonzero and tally.want_nonzero:
         result.fail(f"{label}: all zeros where the reference is not")
-    result.max_abs_err = max(result.max_abs_err, tally.max_abs)
-    result.max_rel_err = max(result.max_rel_err, tally.max_rel)
+    result.max_abs_err = max(result.max_abs_err or 0.0, tally.max_abs)
+    result.max_rel_err = max(result.max_rel_err or 0.0, tally.max_rel)
     if tally.mismatches:
         result.mismatches += tally.mismatches
         if result.worst_index is None:

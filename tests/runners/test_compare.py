@@ -57,6 +57,13 @@ def test_dtype_shape_and_output_count_must_match():
     assert "output" in compare([want], [want, want]).error
 
 
+def test_outputs_never_compared_have_no_error_figure_rather_than_zero():
+    want = torch.ones(2, 2)
+    for got in ([want.reshape(4)], [want, want]):
+        result = compare([want], got)
+        assert not result.correct and (result.max_abs_err, result.max_rel_err) == (None, None)
+
+
 def test_tensor_subclass_is_not_a_plain_tensor():
     class Lazy(torch.Tensor):
         pass
