@@ -23,3 +23,20 @@ def test_run_list_dates_with_any_offset_filter_instead_of_failing(client, query,
     response = client.get(f"/api/v1/runs/?{query}")
     assert response.status_code == 200
     assert response.json()["count"] == count
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/problems/softmax/?hardware=%00",  # 500 on PostgreSQL before: NUL in a text query
+        "/runs/?model=a%00b",
+        "/boards/h100-sxm/?harness=%00",
+        "/api/v1/runs/?problem=%00",
+        "/runs/?%00=1",
+    ],
+)
+def test_a_nul_in_a_query_parameter_is_a_clear_400(client, url):
+    make_run()
+    response = client.get(url)
+    assert response.status_code == 400
+    assert "NUL character" in response.content.decode()
