@@ -96,7 +96,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             body["url"] = request.build_absolute_uri(error.run.get_absolute_url())
             return Response(body, status=error.status_code)
         except IntakeError as error:
-            return Response({"detail": str(error)}, status=error.status_code)
+            response = Response({"detail": str(error)}, status=error.status_code)
+            if getattr(error, "retry_after_s", None):
+                response["Retry-After"] = str(error.retry_after_s)
+            return response
         run.refresh_from_db(fields=["status"])  # with eager Celery, grading already happened
         body = serializers.RunCreatedSerializer(run, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

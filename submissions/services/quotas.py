@@ -8,6 +8,7 @@ from submissions.uploads import IntakeError
 
 class QuotaExceeded(IntakeError):
     status_code = 429
+    retry_after_s = 60  # about one grade: by then a waiting evaluation has usually finished
 
 
 def check_queued_evaluations(*, submitter) -> None:

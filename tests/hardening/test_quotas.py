@@ -100,7 +100,7 @@ def test_an_upload_over_the_queued_evaluation_cap_is_refused_and_stores_nothing(
     waiting(alice, registry["hardware"], 1, status=Evaluation.Status.RUNNING)
     runs_before, files_before = Run.objects.count(), stored_files(media_root)
     response = token_client(alice).post(RUNS, run_body(registry, 0))
-    assert response.status_code == 429
+    assert response.status_code == 429 and response["Retry-After"] == "60"
     assert response.json()["detail"] == (
         "You have 2 evaluations waiting or running; the limit is 2. "
         "Nothing was stored: upload again once some of them are graded."
