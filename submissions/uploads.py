@@ -146,7 +146,8 @@ def check_transcripts(transcripts: list[IncomingFile]) -> None:
 
 def parse_metadata(raw: str | bytes) -> dict[str, Any]:
     """A JSON object of agent-reported metadata; refuses what PostgreSQL's jsonb cannot hold."""
-    if len(raw) > settings.ARENA_MAX_METADATA_BYTES:
+    size = len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
+    if size > settings.ARENA_MAX_METADATA_BYTES:  # bytes, not characters: é is two
         raise UploadTooLarge(f"Metadata exceeds {settings.ARENA_MAX_METADATA_BYTES} bytes.")
     try:
         value = json.loads(raw, parse_constant=_reject_constant)

@@ -1,6 +1,7 @@
 """Every refused upload answers 4xx with a readable reason and leaves no row and no file."""
 
 import io
+import json
 import tarfile
 import zipfile
 
@@ -298,3 +299,10 @@ def test_oversize_form_fields_are_refused(api, registry, media_root, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     data = form(registry, metadata='{"x": "' + "y" * 2000 + '"}', **loose_files())
     assert "form fields exceed" in refuse(api, data, media_root, status=413)
+
+
+def test_the_metadata_cap_counts_bytes_not_characters(api, registry, media_root, settings):
+    settings.ARENA_MAX_METADATA_BYTES = 1000
+    note = "é" * 600  # 600 characters, 1,200 bytes in UTF-8
+    data = form(registry, metadata=json.dumps({"note": note}, ensure_ascii=False), **loose_files())
+    assert "Metadata exceeds 1000 bytes" in refuse(api, data, media_root, status=413)
