@@ -5,6 +5,7 @@ Pages never compute numbers: each function here only lays out what a selector re
 A point's ``customdata`` is the URL of the run behind it; clicking the point opens that run.
 """
 
+import html
 import json
 from functools import cache
 from urllib.parse import urlencode
@@ -35,6 +36,12 @@ def unvalidated(data: list[dict], layout_: dict) -> dict:
     which costs tens of milliseconds per thousand points in a request; the figures built this way
     are validated by the tests (`tests/pages/test_chart_figures.py`) instead."""
     return json.loads(pio.to_json({"data": data, "layout": layout_}, validate=False))
+
+
+def plain(text: str) -> str:
+    """Uploader-given text (an effort, a model's name) as plotly shows it: plotly draws tags such
+    as <a href> and <span style> found in names and labels, so < > & are written as entities."""
+    return html.escape(text, quote=False)
 
 
 def color(index: int) -> str:
@@ -143,7 +150,7 @@ def convergence_overlay(curves) -> dict:
         fig.add_scatter(
             x=[p.turn for p in points],
             y=[p.best for p in points],
-            name=entry.label,
+            name=plain(entry.label),
             mode="lines+markers",
             line={"color": color(n), "shape": "hv", "width": 2},
             customdata=[run_path(entry.run_uuid)] * len(points),
@@ -269,7 +276,7 @@ def roofline(roof) -> dict:
         mode="markers",
         name="runs (visible shapes)",
         marker={"color": PALETTE[0], "size": 7, "opacity": 0.7},
-        text=[p.label for p in runs],
+        text=[plain(p.label) for p in runs],
         customdata=list(map(run_paths(), (p.run_uuid for p in runs))),
         hovertemplate="%{text}<br>%{x:.3g} FLOP/B · %{y:.3g} TFLOPS<extra></extra>",
     )
@@ -287,7 +294,7 @@ def roofline(roof) -> dict:
                     "symbol": symbol,
                     "line": {"color": "#fff", "width": 1},
                 },
-                text=[p.label for p in points],
+                text=[plain(p.label) for p in points],
                 hovertemplate="%{text}<br>%{x:.3g} FLOP/B · %{y:.3g} TFLOPS<extra></extra>",
             )
     return as_json(fig)
@@ -338,7 +345,7 @@ OUTCOME_PARTS = (
 
 def outcomes(rows) -> dict:
     """Per configuration, its runs split by correctness on visible and on held-out shapes."""
-    labels = [row.config_label for row in rows]
+    labels = [plain(row.config_label) for row in rows]
     fig = go.Figure(
         layout=layout(
             height=max(160, 28 * len(rows) + 90),
@@ -379,7 +386,7 @@ def fast_p_curves(rows, thresholds) -> dict | None:
             "x": list(thresholds),
             "y": list(row.fast_p),
             "mode": "lines+markers",
-            "name": row.config_label,
+            "name": plain(row.config_label),
             "line": {"color": colors[row.config_key], "width": 2},
             "marker": {"size": 6},
             "hovertemplate": "%{fullData.name}<br>faster than eager by over %{x}\u00d7: "
@@ -471,9 +478,9 @@ def frontier_chart(points, frontier, colors: dict[str, str], runs_of, *, field, 
             "x": [point.figure],
             "y": [point.score],
             "mode": "markers",
-            "name": point.config_label,
+            "name": plain(point.config_label),
             "marker": {"color": colors[point.config_key], "size": 10},
-            "text": [f"{point.config_label}<br>{point.runs} run{'s' * (point.runs != 1)}"],
+            "text": [f"{plain(point.config_label)}<br>{point.runs} run{'s' * (point.runs != 1)}"],
             "customdata": [runs_of(point)],
             "hovertemplate": hover,
         }
@@ -512,9 +519,9 @@ def problem_scores(groups, colors: dict[str, str]) -> dict:
     traces = [
         {
             "type": "box",
-            "x": [m.problem_title for m in members for _ in m.scores],
+            "x": [plain(m.problem_title) for m in members for _ in m.scores],
             "y": [score for m in members for score in m.scores],
-            "name": members[0].config_label,
+            "name": plain(members[0].config_label),
             "marker": {"color": colors[key], "size": 4},
             "boxpoints": "all",
             "jitter": 0.4,

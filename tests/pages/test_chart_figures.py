@@ -1,6 +1,8 @@
 """The charts page's figures skip plotly's validation in the request (thousands of points); here
 each one is validated, and its links checked, on the synthetic history's real rows."""
 
+import json
+
 import plotly.graph_objects as go
 from django.http import QueryDict
 from django.urls import reverse
@@ -84,3 +86,31 @@ def test_the_boards_fast_p_curve_is_a_valid_figure_of_its_rows(history):
             assert shown[row.config_label][1] == row.fast_1  # p = 1 is the board's column
     assert figure["layout"]["xaxis"]["tickvals"] == list(boards.FAST_P_THRESHOLDS)
     assert figures.fast_p_curves([], boards.FAST_P_THRESHOLDS) is None
+
+
+def test_an_uploaders_effort_is_shown_as_text_never_drawn_as_markup(db):
+    from submissions.boards.snapshot import refresh_board
+    from tests.boards.factories import make_graded_run
+    from tests.factories import make_hardware, make_harness, make_language_model, make_problem
+
+    hardware = make_hardware("h100-sxm")
+    effort = '<a href="https://evil.example">max</a><span style="font-size:90px">'
+    model = make_language_model("gpt-5", display_name="GPT-5")
+    for harness in ("codex-cli", "opencode"):
+        make_graded_run(
+            problem=make_problem(f"p-{harness}"),
+            model=model,
+            harness=make_harness(harness, name=harness),
+            hardware=hardware,
+            effort=effort,
+            cost_usd=1.0,
+            output_tokens=100,
+            speedups=((2.0, 1.0),),
+        )
+    refresh_board(hardware_id=hardware.pk)
+    data = chart_data(hardware=hardware, filters=boards.BoardFilters())
+    built = figures.chart_figures(data)
+    built["fast_p"] = figures.fast_p_curves(boards.board(hardware=hardware).rows, (0.5, 1.0))
+    drawn = json.dumps(built)
+    assert "<a href" not in drawn and "<span style" not in drawn
+    assert json.dumps('&lt;a href="https://evil.example"&gt;max&lt;/a&gt;')[1:-1] in drawn
