@@ -167,10 +167,17 @@ def refresh_solution_flags(*, run: Run) -> None:
     if solution is not None and solution.ast_hash:
         twins = Run.objects.filter(solution__ast_hash=solution.ast_hash, problem=run.problem_id)
         twins = twins.exclude(submitter=run.submitter_id).exclude(pk=run.pk)
-        earlier = list(twins.filter(created_at__lt=run.created_at).values_list("uuid", flat=True))
-        if earlier:
-            message = f"Near-identical to {len(earlier)} earlier run(s) of other submitters."
-            evidence = [{"kind": "run", "run": str(uuid)} for uuid in earlier[:MAX_EVIDENCE]]
+        earlier = twins.filter(created_at__lt=run.created_at)
+        count = earlier.count()
+        if count:
+            # only published twins are named: the flag shows to the uploader, and another
+            # submitter's unpublished run is theirs alone
+            named = list(earlier.published().values_list("uuid", flat=True)[:MAX_EVIDENCE])
+            hidden = count - earlier.published().count()
+            message = f"Near-identical to {count} earlier run(s) of other submitters" + (
+                f", {hidden} of them unpublished and not named." if hidden else "."
+            )
+            evidence = [{"kind": "run", "run": str(uuid)} for uuid in named]
             flags.append(Flag("similar_solution", message, SOLUTION, evidence))
     differs = _prompt_differs(run)
     _replace(run, SOLUTION, flags + ([differs] if differs else []))

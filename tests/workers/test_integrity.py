@@ -204,6 +204,14 @@ def test_near_identical_solutions_of_other_submitters_are_flagged():
     assert flag["code"] == "similar_solution"
     assert flag["evidence"] == [{"kind": "run", "run": str(first.uuid)}]
 
+    # another submitter's unpublished twin is counted, never named to the uploader
+    Run.objects.filter(pk=first.pk).update(published=False)
+    integrity.refresh_solution_flags(run=Run.objects.get(pk=second.pk))
+    (flag,) = Run.objects.get(pk=second.pk).flags
+    assert flag["evidence"] == [] and str(first.uuid) not in flag["message"]
+    assert flag["message"].endswith("1 earlier run(s) of other submitters, 1 of them unpublished "
+                                    "and not named.")  # fmt: skip
+
 
 def test_a_prompt_other_than_the_published_one_is_flagged():
     import hashlib
