@@ -176,6 +176,7 @@ ARENA_CSP = env_str(
 # "quotas" cache, per process unless ARENA_CACHE_URL points every web process at one Redis.
 ARENA_UPLOAD_RATE = env_rate("ARENA_UPLOAD_RATE", "60/hour")
 ARENA_REEVALUATE_RATE = env_rate("ARENA_REEVALUATE_RATE", "120/hour")
+ARENA_LOGIN_RATE = env_rate("ARENA_LOGIN_RATE", "20/hour")  # admin sign-in attempts per address
 ARENA_MAX_QUEUED_EVALUATIONS = env_int("ARENA_MAX_QUEUED_EVALUATIONS", 20, minimum=1)
 _cache_url = env_str("ARENA_CACHE_URL")
 CACHES = {

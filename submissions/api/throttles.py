@@ -50,3 +50,27 @@ class UploadThrottle(_TokenRateThrottle):
 class ReevaluateThrottle(_TokenRateThrottle):
     scope = "reevaluations"
     setting = "ARENA_REEVALUATE_RATE"
+
+
+class LoginThrottle(SimpleRateThrottle):
+    """Sign-in attempts (POSTs to the admin's login) per client address, in the "quotas"
+    cache; an unreachable cache lets them through, as for the other quotas."""
+
+    scope = "logins"
+
+    def __init__(self) -> None:
+        self.cache = caches["quotas"]
+        super().__init__()
+
+    def get_rate(self) -> str | None:
+        return settings.ARENA_LOGIN_RATE
+
+    def get_cache_key(self, request, view) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def allow_request(self, request, view) -> bool:
+        try:
+            return super().allow_request(request, view)
+        except (OSError, RedisError) as error:
+            logger.warning("login quota not checked, its cache is unreachable: %s", error)
+            return True

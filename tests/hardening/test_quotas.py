@@ -153,3 +153,17 @@ def test_a_rate_that_is_not_one_fails_loudly(monkeypatch, raw):
     monkeypatch.setenv("ARENA_UPLOAD_RATE", raw)
     with pytest.raises(ImproperlyConfigured, match="ARENA_UPLOAD_RATE"):
         env_rate("ARENA_UPLOAD_RATE", "60/hour")
+
+
+def test_admin_sign_in_attempts_past_the_rate_get_429_per_address(settings, client):
+    settings.ARENA_LOGIN_RATE = "3/minute"
+    make_superuser()
+    attempt = {"username": "nobody", "password": "wrong"}
+    answers = [client.post("/admin/login/", attempt).status_code for _ in range(3)]
+    assert answers == [200, 200, 200]  # the form again, with its error
+    refused = client.post("/admin/login/", attempt)
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 60
+    assert "Too many sign-in attempts" in refused.content.decode()
+    assert client.get("/admin/login/").status_code == 200  # reading the form is not counted
+    other = client.post("/admin/login/", attempt, REMOTE_ADDR="203.0.113.9")
+    assert other.status_code == 200  # another address has its own budget
