@@ -40,3 +40,22 @@ def test_a_nul_in_a_query_parameter_is_a_clear_400(client, url):
     response = client.get(url)
     assert response.status_code == 400
     assert "NUL character" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["annotations", "invalidate", "reevaluate", "lineage/grade", None],  # those that read it
+)
+def test_json_nested_past_the_recursion_limit_is_a_400_on_every_post(path):
+    from rest_framework.test import APIClient
+
+    from tests.factories import make_superuser
+
+    run = make_run()
+    client = APIClient(raise_request_exception=False)
+    client.force_authenticate(make_superuser())
+    url = f"/api/v1/runs/{run.uuid}/{path}/" if path else "/api/v1/runs/"
+    body = "[" * 100_000 + "]" * 100_000  # a 500 before: RecursionError out of the parser
+    response = client.post(url, data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert "nests too deeply" in response.json()["detail"]

@@ -1,0 +1,13 @@
+"""Request body parsers: DRF's, with JSON nested past Python's recursion limit answered as a
+400 (the stock parser lets RecursionError through as a 500)."""
+
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+
+class BoundedJSONParser(JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError("JSON parse error - the body nests too deeply.") from None
