@@ -20,6 +20,9 @@ from submissions.models.evaluations import SHAPE_MEASURES
 from submissions.models.runs import RUN_FIGURES
 from submissions.uploads import is_storable_text
 
+# An effort names a board row: a short word, never markup or free text.
+EFFORT_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+
 
 class RegistrySlugField(serializers.SlugRelatedField):
     """A slug of a registry entry; an unknown one is refused with the list of valid slugs."""
@@ -53,7 +56,18 @@ class RunUploadSerializer(serializers.Serializer):
     model = RegistrySlugField(kind="model", queryset=LanguageModel.objects.all())
     harness = RegistrySlugField(kind="harness", queryset=Harness.objects.all())
     hardware = RegistrySlugField(kind="hardware", queryset=HardwareTarget.objects.all())
-    effort = serializers.CharField(max_length=50, required=False, allow_blank=True, default="")
+    effort = serializers.RegexField(
+        EFFORT_PATTERN,
+        max_length=50,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="the agent's reasoning effort as its CLI names it: high, xhigh, max, ...",
+        error_messages={
+            "invalid": "Effort is a short name such as high or max: lowercase letters, digits, "
+            "'.', '_' and '-', starting with a letter or digit."
+        },
+    )
     solution = serializers.FileField(
         required=False, allow_empty_file=True, help_text="solution.py; may be missing"
     )

@@ -62,7 +62,10 @@ def test_uploaded_names_and_metadata_are_escaped_on_the_run_page(api, registry, 
     payload = "<img src=x onerror=alert(1)>"
     metadata = json.dumps({payload: payload, "cli_version": payload})
     files = loose_files(transcript_name=[f"{payload}.jsonl"])
-    data = form(registry, effort=payload, metadata=metadata, **files)
+    refused = api.post("/api/v1/runs/", form(registry, effort=payload, **files), format="multipart")
+    assert refused.status_code == 400 and "Effort is a short name" in str(refused.json())
+    files = loose_files(transcript_name=[f"{payload}.jsonl"])  # the refused post read them
+    data = form(registry, effort="xhigh", metadata=metadata, **files)
     uploaded = api.post("/api/v1/runs/", data, format="multipart")
     assert uploaded.status_code == 201, uploaded.content
     Run.objects.update(published=True)
