@@ -226,11 +226,14 @@ def hammer(call, clients: int, seconds: float) -> dict:
         session = requests.Session()
         while time.monotonic() < deadline:
             start = time.perf_counter()
-            status = call(session)
+            try:
+                status = call(session)
+            except requests.RequestException:  # a refused or cut connection, a timeout
+                status = None  # a failure like any non-2xx answer, and the client goes on
             took = time.perf_counter() - start
             with lock:
                 latencies.append(took)
-                errors[0] += not 200 <= status < 300
+                errors[0] += status is None or not 200 <= status < 300
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
     started = time.monotonic()
