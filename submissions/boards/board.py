@@ -10,7 +10,6 @@ from itertools import compress
 from urllib.parse import urlencode
 
 import numpy as np
-from django.db.models import Count, Q
 from django.http import QueryDict
 
 from submissions.boards import snapshot
@@ -143,19 +142,11 @@ class Provenance:
 
 def counted_provenance(*, hardware: HardwareTarget) -> Provenance:
     """How many of the runs this board counts are synthetic demo data, and how many another
-    benchmark published (services.imports) and this site graded, per source (one query)."""
-    rows = (
-        snapshot.counted_runs(hardware_id=hardware.pk)
-        .order_by()
-        .values("source_result__source")
-        .annotate(runs=Count("pk"), synthetic=Count("pk", filter=Q(metadata__demo="synthetic")))
-    )
-    synthetic, sources = 0, []
-    for row in rows:
-        synthetic += row["synthetic"]
-        if row["source_result__source"]:
-            sources.append((row["source_result__source"], row["runs"]))
-    return Provenance(synthetic=synthetic, sources=sorted(sources))
+    benchmark published (services.imports) and this site graded, per source: counted when the
+    board is computed (``snapshot.provenance_counts``), read back with it."""
+    stored = snapshot.read(hardware=hardware, parts=("provenance",)).parts["provenance"]
+    sources = [(name, runs) for name, runs in stored["sources"]]
+    return Provenance(synthetic=stored["synthetic"], sources=sources)
 
 
 def budget_choices() -> list[tuple[str, str]]:

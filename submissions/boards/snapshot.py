@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Avg, Q
+from django.db.models import Avg, Count, Q
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Exp, Ln
 from django.utils import timezone
@@ -35,7 +35,7 @@ from submissions.models import (
 
 FORMAT_VERSION = 5  # 2: grader failures left out of the rows; 3: integrity exclusions;
 # 4: each run's declared budget and whether a verified campaign launched it, the budgets counted;
-# 5: the rows' fast_p curve; ranks never below a lower score
+# 5: the rows' fast_p curve; ranks never below a lower score; the runs' provenance
 Verdict = Evaluation.Verdict
 
 # The matrix's failure chips. A run whose timing was rejected produced no time the board can
@@ -312,15 +312,35 @@ def refresh_board(*, hardware_id: int) -> BoardSnapshot:
         records = build_records(hardware_id=hardware_id)
         rows = [asdict(row) for row in board_rows(records=records)]
         budgets = [asdict(budget) for budget in budget_counts(records.runs)]
+        provenance = provenance_counts(hardware_id=hardware_id)
         snapshot, _ = current.update_or_create(
             hardware_id=hardware_id,
             defaults={
-                "data": {**records.to_json(), "rows": rows, "budgets": budgets},
+                "data": {
+                    **records.to_json(),
+                    "rows": rows,
+                    "budgets": budgets,
+                    "provenance": provenance,
+                },
                 "format_version": FORMAT_VERSION,
                 "computed_at": timezone.now(),
             },
         )
     return snapshot
+
+
+def provenance_counts(*, hardware_id: int) -> dict:
+    """Of the runs the board counts: how many are synthetic demo data, and how many each other
+    benchmark published (``source_result``) and this site graded (one query)."""
+    rows = (
+        counted_runs(hardware_id=hardware_id)
+        .order_by()
+        .values("source_result__source")
+        .annotate(runs=Count("pk"), synthetic=Count("pk", filter=Q(metadata__demo="synthetic")))
+    )
+    rows = list(rows)
+    sources = [(r["source_result__source"], r["runs"]) for r in rows if r["source_result__source"]]
+    return {"synthetic": sum(r["synthetic"] for r in rows), "sources": sorted(sources)}
 
 
 def refresh_boards_for_run(*, run_id: int) -> None:
