@@ -2,7 +2,8 @@
 
 Agents print environment variables, read ``.env`` files and echo ``curl -H "Authorization: ..."``
 commands; any key that reaches a public transcript page is leaked. Known key shapes are replaced
-wherever they appear; ``NAME_API_KEY=value``-style assignments lose their value whatever its shape.
+wherever they appear; ``NAME_API_KEY=value``-style assignments lose a value that looks like a
+credential (``looks_secret``), not a reference to one in code or a placeholder.
 
 Transcripts run to tens of megabytes, so each rule only runs where a plain substring search
 (fast, in C) found its literal start; one big case-insensitive regex took 20 s on 50 MB.
@@ -51,8 +52,14 @@ _NAMED_VALUE = re.compile(
     r"(?P<value>[^\s\"'`<>,;&()\[\]{}$\\]{8,}+)(?![(\[])"
 )
 _BEARER = re.compile(
-    r"(?i:bearer|token)\s+(?P<value>(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
+    r"(?i:bearer|token|secret)\s+(?P<value>(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
 )
+# A value that is code, not a credential: a dotted name without digits (env.GEMINI_API_KEY,
+# process.env.CODEMIE_API_KEY, config.apiKey); and what a key or token must look like (a digit,
+# or 20 characters of mixed case), unlike a placeholder such as 'proxy-handled'. A password may
+# be words ('correct-horse-battery'), so only the code rule applies to it.
+_CODE_REFERENCE = re.compile(r"^(?:[A-Za-z_$][A-Za-z_$]*\.)+[A-Za-z_$][A-Za-z_$]*$")
+_PASSWORD_NAME = re.compile(r"(?i)pass(?:word|wd)")
 _WORDS = ("token", "secret", "password", "passwd", "api_key", "api-key", "apikey", "access_key")
 _WORDS += ("access-key", "accesskey", "bearer")
 _NAME_ONLY = re.compile(rf"(?i:^[A-Za-z0-9_.-]*(?:{_SECRET_WORDS})$)")
@@ -81,12 +88,24 @@ def _named_spans(text: str) -> list[tuple[int, int, str]]:
                 start = lower.find(word, start + len(word))
                 continue  # "tokens", "token_count": not a name of a secret
             match = _NAMED_VALUE.match(text, start)
-            if match and not match.group("value").isdigit():
+            if match and looks_secret(word, match.group("value")):
                 spans.append((match.start("value"), match.end("value"), "secret"))
             elif match := _BEARER.match(text, start):
-                spans.append((match.start("value"), match.end("value"), "bearer-token"))
+                kind = "secret" if word == "secret" else "bearer-token"
+                spans.append((match.start("value"), match.end("value"), kind))
             start = lower.find(word, start + len(word))
     return spans
+
+
+def looks_secret(name: str, value: str) -> bool:
+    """Whether ``value``, given under a credential's ``name``, is a credential's value."""
+    if value.isdigit() or _CODE_REFERENCE.match(value):
+        return False
+    if _PASSWORD_NAME.search(name):
+        return True
+    return any(c.isdigit() for c in value) or (
+        len(value) >= 20 and value.lower() != value and value.upper() != value
+    )
 
 
 def redact_text(text: str) -> str:
@@ -120,7 +139,7 @@ def _redact_value(value: Any) -> Any:
 def _redact_item(key: Any, value: Any) -> Any:
     """A structured ``{"api_key": "..."}`` is secret by its name, whatever the value looks like."""
     named = isinstance(key, str) and _NAME_ONLY.match(key)
-    if named and isinstance(value, str) and len(value) >= 8 and not value.isdigit():
+    if named and isinstance(value, str) and len(value) >= 8 and looks_secret(key, value):
         return "[REDACTED:secret]"
     return _redact_value(value)
 

@@ -84,10 +84,29 @@ def test_secret_assignments_lose_their_value_but_keep_the_name(line, expected):
         "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
         "each token attends to every previous one",
         "sk-learn is not a key",
+        # found replaced in real sessions: references to a key in code, and a placeholder
+        "const apiKey = env.GEMINI_API_KEY;",
+        "apiKey: process.env.CODEMIE_API_KEY,",
+        "apiKey: 'proxy-handled'",
     ],
 )
 def test_ordinary_text_about_tokens_is_left_alone(text):
     assert redact_text(text) == text
+
+
+def test_a_secret_after_the_word_secret_and_a_space_is_removed():
+    aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # 40 characters, the AWS secret key form
+    assert redact_text(f"aws secret {aws} in ~/.aws") == "aws secret [REDACTED:secret] in ~/.aws"
+
+
+def test_structured_keys_keep_placeholders_and_code_but_lose_credentials():
+    arguments = {"apiKey": "proxy-handled", "api_key": "env.OPENAI_API_KEY", "token": "ab12cd34ef"}
+    call = Event(kind=Kind.TOOL_CALL, id="e1", arguments=arguments)
+    session = Session(id="s", harness="claude-code", format="claude-jsonl", events=[call])
+    redact_session(session)
+    assert call.arguments == {
+        "apiKey": "proxy-handled", "api_key": "env.OPENAI_API_KEY", "token": "[REDACTED:secret]"
+    }  # fmt: skip
 
 
 def test_private_keys_and_url_passwords_are_removed():
