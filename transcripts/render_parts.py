@@ -10,7 +10,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from transcripts.figures import CLI, EVENTS, run_usage
-from transcripts.model import Session, Usage
+from transcripts.model import Kind, Session, Usage
 
 _FORMATTER = HtmlFormatter(cssclass="hl", linenos="inline")
 
@@ -105,10 +105,34 @@ def totals_html(session: Session, totals: dict) -> str:
         ("subagents", totals["subagents"]),
     ]
     return (
-        f'<section id="totals"><h2>Totals</h2>{_NORMALIZED_NOTE}'
+        f'<section id="totals"><h2>Totals</h2>{_NORMALIZED_NOTE}{_under_reported(session, run)}'
         + _scroll(f'<table class="tokens">{head}</tr>{body}</table>')
         + cli_figures_html(session.cli_figures)
         + f'<table class="meta">{_rows(other)}</table></section>'
+    )
+
+
+# Characters the model wrote per output token it was billed for, about four in English and code;
+# a file reporting under one token per 20 characters did not record its output (some Claude
+# Code versions write only each call's first streamed chunk's usage to the session file).
+UNDER_REPORTED_CHARS_PER_TOKEN = 20
+
+
+def _under_reported(session: Session, run: Usage) -> str:
+    """A note where the file's output tokens cannot cover what the model visibly wrote."""
+    written = sum(
+        len(event.text) + len(str(event.arguments or ""))
+        for _, part in session.walk()
+        for event in part.events
+        if event.kind in (Kind.ASSISTANT, Kind.REASONING, Kind.TOOL_CALL)
+    )
+    if written < 2000 or run.output * UNDER_REPORTED_CHARS_PER_TOKEN >= written:
+        return ""
+    return (
+        f'<p class="warning">The file reports {run.output:,} output tokens for {written:,} '
+        "characters the model wrote here (about four characters make a token): its output "
+        "figure is under-reported, as some CLI versions record only part of each call's usage "
+        "in the session file. The output figures below are the file's, not a count.</p>"
     )
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from viewer_cases import PAYLOAD, hostile_context, hostile_session
 
 from transcripts.figures import run_figures
-from transcripts.model import Event, Kind, Session
+from transcripts.model import Event, Kind, Session, Usage
 from transcripts.parsers import parse_files, session_files_for
 from transcripts.render import render_html
 
@@ -260,3 +260,14 @@ def test_the_site_links_head_the_page_and_only_web_addresses_are_drawn():
     nav = re.search(r'<nav class="site" aria-label="Site">(.*?)</nav>', html).group(1)
     assert nav == '<a href="https://arena.example/">Kernel Arena</a>'
     assert '<nav class="site"' not in render_html(session, context={})
+
+
+def test_a_file_whose_output_tokens_cannot_cover_what_was_written_says_so():
+    def session(output: int) -> Session:
+        call = Event(kind=Kind.ASSISTANT, id="a1", text="x" * 18_236, api_call_id="m1")
+        call.usage = Usage(input=10, output=output)
+        return Session(id="s", harness="claude-code", format="claude-jsonl", events=[call])
+
+    under = render_html(session(228), context={})
+    assert "The file reports 228 output tokens for 18,236 characters" in under
+    assert "under-reported" not in render_html(session(4_600), context={})  # ~4 characters each
