@@ -6,8 +6,8 @@
 
 Runs with production settings (DEBUG off, static files collected into a temporary folder).
 Migrates the database and, unless it already holds that many synthetic runs, mirrors the problem
-deck and writes them with ``manage.py bench_data``; PostgreSQL then ANALYZEs the tables. Requests
-each page through Django's test client (the whole server side: URL routing, middleware,
+deck and writes them (``synthetic_history.write_bench``); PostgreSQL then ANALYZEs the tables.
+Requests each page through Django's test client (the whole server side: URL routing, middleware,
 selectors, templates; no network): one warm-up request, one that counts queries, then the timed
 ones. The board snapshot is recomputed once first, as the platform does after each grading, and
 never during the timed requests.
@@ -68,14 +68,14 @@ def _prepare(runs: int, hardware: str) -> None:
     from django.core.management import call_command
     from django.db import connection
 
+    from bench.synthetic_history import synthetic_runs, write_bench
     from submissions.boards import refresh_board
-    from submissions.demo.history import synthetic_runs
     from submissions.models import HardwareTarget, Run, ShapeResult
 
     call_command("migrate", verbosity=0)
     if synthetic_runs().count() != runs:
         call_command("sync_problems", verbosity=0)
-        call_command("bench_data", runs=runs)
+        write_bench(runs=runs)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # as autovacuum would after a bulk load
     started = time.perf_counter()

@@ -136,7 +136,7 @@ class Board:
 class Provenance:
     """Where the runs a board counts come from, as pages say above the board."""
 
-    synthetic: int  # synthetic demo data (manage.py demo_history)
+    synthetic: int  # synthetic data (bench/synthetic_history.py)
     sources: list[tuple[str, int]]  # (benchmark, runs) published elsewhere and graded here
 
 

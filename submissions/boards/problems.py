@@ -34,7 +34,7 @@ class RankedRun(ConfigRef):
     correct_visible: bool | None
     correct_hidden: bool | None
     created_at: datetime.datetime
-    synthetic: bool  # demo data from manage.py demo_history
+    synthetic: bool  # synthetic data from bench/synthetic_history.py
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,19 @@
 import math
+import sys
 from collections import Counter
-from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
 
-from runners.schema import GATE_NAMES, EvaluationResult, Verdict
-from submissions.demo.history import (
+from bench.synthetic_history import (
     MARK,
     PERSONAS,
+    main,
     remove_synthetic,
     synthetic_runs,
     write_bench,
     write_history,
 )
+from runners.schema import GATE_NAMES, EvaluationResult, Verdict
 from submissions.models import BoardSnapshot, Evaluation, Run, ShapeResult
 from tests.factories import make_evaluation, make_problem, make_run
 
@@ -169,28 +169,24 @@ def test_without_a_problem_deck_nothing_is_written(db):
     assert not Run.objects.exists()
 
 
-def test_the_demo_history_command_reports_what_it_wrote(deck):
-    out = StringIO()
-    call_command("demo_history", runs_per_cell=1, stdout=out)
-    call_command("demo_history", runs_per_cell=1, stdout=out)
-
-    first, _, second, _ = out.getvalue().splitlines()
+def test_the_script_reports_what_it_wrote(deck, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["synthetic_history.py", "--runs-per-cell", "1"])
+    assert main() == 0
+    assert main() == 0
+    first, second = capsys.readouterr().out.splitlines()
     assert f"synthetic history: {synthetic_runs().count()} runs" in second
     assert "replaced 0 runs" in first and "boards refreshed: cpu, h100-sxm, h200" in first
 
-
-def test_the_bench_data_command_writes_the_runs_asked_for(deck):
-    out = StringIO()
-    call_command("bench_data", runs=25, stdout=out)
-    assert out.getvalue().startswith("25 runs, ")
+    monkeypatch.setattr(sys, "argv", ["synthetic_history.py", "--runs", "25"])
+    assert main() == 0
+    assert capsys.readouterr().out.startswith("synthetic history: 25 runs, ")
     assert synthetic_runs().count() == 25
 
 
-def test_the_commands_refuse_without_a_problem_deck(db):
-    with pytest.raises(CommandError, match="sync_problems"):
-        call_command("demo_history")
-    with pytest.raises(CommandError, match="sync_problems"):
-        call_command("bench_data", runs=5)
+def test_the_script_refuses_without_a_problem_deck(db, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["synthetic_history.py"])
+    with pytest.raises(SystemExit, match="sync_problems"):
+        main()
 
 
 def test_library_and_starter_references_appear_only_where_the_problem_has_them(db):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from submissions.demo.history import write_history
+from bench.synthetic_history import write_history
 from submissions.models import HardwareTarget, Run
 from submissions.services.registry import seed_registry
 from tests.factories import make_problem

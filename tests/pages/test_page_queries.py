@@ -2,7 +2,7 @@
 
 import pytest
 
-from submissions.demo.history import write_history
+from bench.synthetic_history import write_history
 from tests.pages.conftest import synthetic_run
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from submissions.demo.history import write_history
+from bench.synthetic_history import write_history
 from tests.factories import make_evaluation, make_result
 from tests.pages.conftest import synthetic_run
 from tests.submissions.test_transcript_pages import parsed_run

@@ -9,8 +9,8 @@ from django.contrib.staticfiles import finders
 from django.core.files.base import ContentFile
 from django.urls import reverse
 
+from bench.synthetic_history import write_history
 from submissions.boards import refresh_board
-from submissions.demo.history import write_history
 from submissions.models import Run, Solution
 from submissions.pages.staticfiles import PACKAGE_DATA, PlotlyFinder
 from tests.factories import make_evaluation, make_result

@@ -1,35 +1,60 @@
-"""A synthetic run history: the demo's filled boards and the benchmark's database.
+"""A synthetic run history for load tests and the board benchmark, never for the demo.
 
-Every run written here has ``metadata["demo"] == "synthetic"`` and a note saying that no agent
-wrote it and no GPU graded it; pages show it as demo data. Writing first removes the earlier
-synthetic runs (with their evaluations and shapes) and never touches any other run. Figures come
-from seeded generators, so a seed always writes the same history (dated back from now).
+    python bench/synthetic_history.py [--runs-per-cell 4] [--seed 10]   # a dozen configurations
+    python bench/synthetic_history.py --runs 10000                      # the benchmark's database
+
+Times are at least each shape's speed-of-light time at the hardware row's peak for its regime,
+plus a fixed cost per call (no peak fraction reaches 1), and scores come from the engine's own
+scoring (``runners.scoring``). Every run written here has ``metadata["demo"] == "synthetic"``
+and a note saying that no agent wrote it and no GPU graded it; pages show it as demo data.
+Writing first removes the earlier synthetic runs (with their evaluations and shapes) and never
+touches any other run. Figures come from seeded generators, so a seed always writes the same
+history (dated back from now).
 """
 
+import argparse
+import functools
 import math
+import os
 import random
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from itertools import islice
+from pathlib import Path
+
+if __name__ == "__main__":  # a script: Django is set up before the models are imported
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_web.settings")
+    import django
+
+    django.setup()
 
 from django.db import transaction
 from django.utils import timezone
 
 from runners import hardware as engine_hardware
-from runners import scoring
-from runners.schema import GATE_NAMES, EvaluationResult, GateResult, ShapeResult, TimingStats
+from runners import schema, scoring
+from runners.schema import (
+    GATE_NAMES,
+    EvaluationResult,
+    GateResult,
+    ShapeResult,
+    StarterComparison,
+    TimingStats,
+)
 from runners.schema import Verdict as V
 from submissions.boards import snapshot
-from submissions.demo.references import compare_with_starter, has_library, has_starter
 from submissions.models import Evaluation, HardwareTarget, Harness, LanguageModel, Problem, Run
 from submissions.models import ShapeResult as ShapeRow
 from submissions.services.evaluations import headline_of, starter_columns
 from submissions.services.registry import seed_registry
 
 MARK = "synthetic"
-NOTE = "Synthetic demo data (manage.py demo_history): no agent wrote this run, no GPU graded it."
+NOTE = "Synthetic data (bench/synthetic_history.py): no agent wrote this run, no GPU graded it."
 BATCH = 1000
 # The verdicts of failing runs, in turn: every kind, the common ones more often.
 FAILURE_CYCLE = (
@@ -819,3 +844,89 @@ OUTCOMES = {
     V.TIMEOUT: _timeout,
     V.TIMING_REJECTED: _timing_rejected,
 }
+
+
+# -- references: what the history knows of a problem beyond the registry ------------------------
+# The engine's built-in deck, read as files: the platform imports no engine module but the schema.
+DECK = Path(schema.__file__).parent / "problems"
+# The share of held-out shapes a naive starter gets wrong (a case it never handled).
+STARTER_MISS = 0.08
+
+
+@functools.cache
+def _deck_has_library(slug: str) -> bool:
+    reference = DECK / slug / "reference.py"
+    # The engine times reference.Library where the reference module defines one.
+    return reference.is_file() and "class Library" in reference.read_text(encoding="utf-8")
+
+
+def has_library(problem: Problem) -> bool:
+    """Whether the deck's problem of that name has a library implementation (cuBLAS, SDPA...)."""
+    return _deck_has_library(problem.slug)
+
+
+def has_starter(problem: Problem) -> bool:
+    """Kernel-to-kernel problems hand the agent a starter kernel; the others have none."""
+    return problem.category != Problem.Category.PYTORCH_TO_KERNEL
+
+
+def compare_with_starter(problem: Problem, result: EvaluationResult) -> None:
+    """Marks the starter's correctness on each held-out shape the grading checked, and the
+    run's quadrant against it; nothing when the problem has no starter or the held-out gate
+    never ran. The starter's misses are fixed per problem and shape, as a real starter's are."""
+    gate = result.gate("correct_hidden")
+    if not has_starter(problem) or gate is None or gate.status == "skip":
+        return
+    checked = [s for s in result.shapes if s.set == "hidden" and s.correct is not None]
+    for shape in checked:
+        miss = random.Random(f"starter:{problem.slug}:{shape.index}").random() < STARTER_MISS
+        shape.starter_correct = not miss
+    result.starter = _comparison(result, checked)
+
+
+def _comparison(result: EvaluationResult, checked: list) -> StarterComparison:
+    starter_passes = all(shape.starter_correct for shape in checked)
+    run_passes = result.correct_hidden
+    quadrant = {
+        (True, True): "both_pass",
+        (True, False): "regression",
+        (False, True): "improvement",
+        (False, False): "both_fail",
+    }[starter_passes, run_passes]
+    kept = [shape.correct for shape in checked if shape.starter_correct]
+    return StarterComparison(
+        starter_hidden_correct=starter_passes,
+        quadrant=quadrant,
+        conditional_hidden_correct=sum(kept) / len(kept) if kept else None,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs-per-cell", type=int, default=4, help="per config, problem, GPU")
+    parser.add_argument("--runs", type=int, help="this many runs instead (the bench database)")
+    parser.add_argument("--seed", type=int, default=10)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    try:
+        if args.runs:
+            report = write_bench(runs=args.runs, seed=args.seed)
+        else:
+            report = write_history(runs_per_cell=args.runs_per_cell, seed=args.seed)
+    except LookupError as error:
+        raise SystemExit(str(error)) from None
+    print(describe(report) + f" in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def describe(report: SyntheticReport) -> str:
+    verdicts = ", ".join(f"{k} {v}" for k, v in report.verdicts.items())
+    return (
+        f"synthetic history: {report.runs} runs, {report.evaluations} evaluations, "
+        f"{report.shapes} shape results (replaced {report.removed} runs); boards refreshed: "
+        f"{', '.join(report.boards)}; verdicts: {verdicts}"
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
