@@ -98,7 +98,7 @@ def totals_html(session: Session, totals: dict) -> str:
     )
     other = [
         ("cost (the CLI's own)", _money(totals.get("cost_usd"))),
-        ("duration", _duration(totals.get("duration_ms"))),
+        ("duration", _duration_with_source(session, totals.get("duration_ms"))),
         ("turns", totals.get("turns")),
         ("API calls", totals["api_calls"]),
         ("tool calls", totals["tool_calls"]),
@@ -134,6 +134,14 @@ def _under_reported(session: Session, run: Usage) -> str:
         "figure is under-reported, as some CLI versions record only part of each call's usage "
         "in the session file. The output figures below are the file's, not a count.</p>"
     )
+
+
+def _duration_with_source(session: Session, duration_ms) -> str | None:
+    shown = _duration(duration_ms)
+    if shown is None:
+        return None
+    source = "the CLI's own" if session.duration_ms is not None else "first to last timestamp"
+    return f"{shown} ({source})"
 
 
 _NORMALIZED_NOTE = (

@@ -271,3 +271,13 @@ def test_a_file_whose_output_tokens_cannot_cover_what_was_written_says_so():
     under = render_html(session(228), context={})
     assert "The file reports 228 output tokens for 18,236 characters" in under
     assert "under-reported" not in render_html(session(4_600), context={})  # ~4 characters each
+
+
+def test_the_duration_says_whether_the_cli_recorded_it_or_the_timestamps_span_it():
+    timed = Event(kind=Kind.ASSISTANT, id="a1", text="hi", timestamp="2026-01-01T00:00:00Z")
+    session = Session(id="s", harness="claude-code", format="claude-jsonl", events=[timed])
+    session.started_at, session.ended_at = "2026-01-01T00:00:00Z", "2026-01-01T00:09:08Z"
+    assert "(first to last timestamp)" in render_html(session, context={})
+    session.duration_ms = 529_891  # Claude Code's turn_duration records, summed
+    html = render_html(session, context={})
+    assert "(the CLI&#x27;s own)" in html and "first to last timestamp" not in html

@@ -158,6 +158,11 @@ class ClaudeReader:
         text = record.get("content")
         if text is None and subtype == "turn_duration":
             text = f"turn took {record.get('durationMs')} ms"
+            taken = record.get("durationMs")
+            if isinstance(taken, int) and not isinstance(taken, bool) and taken >= 0:
+                # the CLI's own duration: the sum of its turns (idle time between them is not)
+                session = self.builder.session
+                session.duration_ms = (session.duration_ms or 0) + taken
         elif text is None and subtype == "stop_hook_summary":
             text = _hook_summary(record)
         event = Event(
