@@ -192,6 +192,13 @@ def test_gemini_chat_lines_fold_into_one_event_per_message_and_call():
     ]
     results = of_kind(session, Kind.TOOL_RESULT)
     assert [r.call_id for r in results] == [c.call_id for c in calls]
+    # write_file and replace carry the fileDiff Gemini CLI kept, from its --- line on
+    write, edit = calls[1], calls[3]
+    assert write.diff.splitlines()[:3] == [
+        "--- solution.py\tOriginal", "+++ solution.py\tWritten", "@@ -0,0 +1,2 @@"
+    ]  # fmt: skip
+    assert "-    return [max(r) for r in x]\n+    return [sum(r) for r in x]\n" in edit.diff
+    assert calls[0].diff is None and calls[2].diff is None
     assert [(r.exit_code, r.is_error) for r in results][2] == (1, True)
     assert not any(r.is_error for r in results[3:])
     assert session.usage() == Usage(input=6 * 1200, output=6 * 40)

@@ -96,6 +96,7 @@ def _thought(thought: dict) -> Event:
 def _tool_events(call: dict) -> list[Event]:
     event = tool_call_event(call.get("name"), call.get("id"), call.get("args"))
     event.timestamp = call.get("timestamp")
+    event.diff = _file_diff(call.get("resultDisplay"))
     result = Event(
         kind=Kind.TOOL_RESULT, id="", call_id=call.get("id"), timestamp=call.get("timestamp")
     )
@@ -105,6 +106,17 @@ def _tool_events(call: dict) -> list[Event]:
     result.exit_code = int(exit_code.group(1)) if exit_code else None
     result.is_error = call.get("status") in ("error", "cancelled") or bool(result.exit_code)
     return [event, result]
+
+
+def _file_diff(display: Any) -> str | None:
+    """The unified diff Gemini CLI keeps for a file it wrote or edited (``fileDiff``), from its
+    ``---`` line on (the ``Index:`` and ``====`` lines before it are not part of the diff)."""
+    diff = display.get("fileDiff") if isinstance(display, dict) else None
+    if not isinstance(diff, str) or "\n--- " not in f"\n{diff}":
+        return None
+    lines = diff.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("--- "))
+    return "\n".join(lines[start:]) + "\n"
 
 
 def _result_text(call: dict) -> str:
