@@ -157,6 +157,12 @@ class RunAdmin(admin.ModelAdmin):
         evaluation = run.headline_evaluation
         return score_text(evaluation.score) if evaluation and evaluation.score is not None else "—"
 
+    def save_model(self, request, obj, form, change):
+        # ``published`` is the one field staff change here: through the service, which also
+        # refreshes the board the run counts on (every other field is read-only)
+        if change and "published" in form.changed_data:
+            runs.set_published(runs=Run.objects.filter(pk=obj.pk), published=obj.published)
+
     def save_formset(self, request, form, formset, change):
         if formset.model is Annotation:
             review.save_annotations(request, formset)

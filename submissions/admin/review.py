@@ -42,10 +42,21 @@ class AnnotationInline(admin.TabularInline):
 
 
 def save_annotations(request, formset) -> None:
-    for form in formset.forms:
-        if form.has_changed() and form.instance.pk is None:
-            form.instance.author = request.user
-            form.instance.save()
+    """New verdicts, written by ``services.audit.annotate`` as the API writes them (earlier
+    ones are never changed or deleted here)."""
+    created = [
+        audit.annotate(
+            run=formset.instance,
+            author=request.user,
+            verdict=form.cleaned_data["verdict"],
+            comment=form.cleaned_data.get("comment") or "",
+            evidence=form.cleaned_data.get("evidence"),
+        )
+        for form in formset.forms
+        if form.has_changed() and form.instance.pk is None
+    ]
+    # what the admin's change message reads from a saved formset
+    formset.new_objects, formset.changed_objects, formset.deleted_objects = created, [], []
 
 
 class InvalidateForm(forms.Form):

@@ -1,3 +1,6 @@
+import html
+import re
+
 import pytest
 from django.contrib import admin
 from django.db import connection
@@ -149,3 +152,56 @@ def test_the_solution_page_shows_its_source_escaped(admin_client):
     solution = Solution.objects.get()
     page = admin_client.get(admin_url(Solution, "change", solution.pk)).content.decode()
     assert "class ModelNew(torch.nn.Module):" in page
+
+
+def change_form_post(admin_client, run, **fields) -> dict:
+    """The run's change form as the browser posts it: its hidden inputs (the inline formsets'
+    management data and existing rows' ids) and text areas, then ``fields``."""
+    page = admin_client.get(admin_url(Run, "change", run.pk)).content.decode()
+    hidden = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page)
+    areas = re.findall(r'<textarea name="([^"]+)"[^>]*>\n?(.*?)</textarea>', page, re.S)
+    posted = [(name, html.unescape(value)) for name, value in hidden + areas]
+    return {name: value for name, value in posted if name != "csrfmiddlewaretoken"} | fields
+
+
+def test_publishing_from_the_change_form_goes_through_the_service(admin_client, monkeypatch):
+    refreshed = []
+    monkeypatch.setattr(
+        "submissions.services.queue.refresh_boards_on_commit",
+        lambda *, hardware_ids: refreshed.extend(hardware_ids),
+    )
+    run = Run.objects.get()
+    response = admin_client.post(
+        admin_url(Run, "change", run.pk), change_form_post(admin_client, run, published="on")
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run.refresh_from_db()
+    assert run.published and refreshed == [run.hardware_id]  # the board it counts on
+
+
+def test_an_annotation_added_in_the_admin_is_written_by_the_audit_service(
+    admin_client, monkeypatch
+):
+    from submissions.models import Annotation
+    from submissions.services import audit
+
+    calls = []
+    real = audit.annotate
+    monkeypatch.setattr(audit, "annotate", lambda **kw: calls.append(kw) or real(**kw))
+    run = Run.objects.get()
+    data = change_form_post(admin_client, run)
+    prefix = next(k for k in data if k.endswith("-TOTAL_FORMS") and "annotation" in k)
+    prefix = prefix.removesuffix("-TOTAL_FORMS")
+    data |= {f"{prefix}-TOTAL_FORMS": "1", f"{prefix}-0-verdict": "legit"}
+    data |= {
+        f"{prefix}-0-comment": "read it",
+        f"{prefix}-0-evidence": "[]",
+        f"{prefix}-0-run": run.pk,
+    }
+    response = admin_client.post(admin_url(Run, "change", run.pk), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    (annotation,) = Annotation.objects.filter(run=run)
+    assert (annotation.verdict, annotation.comment, annotation.author.is_staff) == (
+        "legit", "read it", True
+    )  # fmt: skip
+    assert len(calls) == 1
