@@ -48,6 +48,22 @@ class Verdict:
         TIMING_REJECTED,
         INFRA_ERROR,
     )
+    # How people read each verdict (the platform's pages and admin take these)
+    LABELS = {
+        OK: "OK",
+        MISSING_SOLUTION: "Missing solution",
+        SYNTAX_ERROR: "Syntax error",
+        FORBIDDEN: "Forbidden",
+        BUILD_ERROR: "Build error",
+        RUNTIME_ERROR: "Runtime error",
+        INCORRECT: "Incorrect",
+        INCORRECT_HIDDEN: "Incorrect on held-out shapes",
+        TIMEOUT: "Timeout",
+        RESOURCE_LIMIT: "Resource limit",
+        CRASHED: "Crashed",
+        TIMING_REJECTED: "Timing rejected",
+        INFRA_ERROR: "Infrastructure error",
+    }
 
 
 GATE_NAMES = ("static", "build", "correct_visible", "correct_hidden", "performance", "score")

@@ -23,21 +23,11 @@ class Evaluation(models.Model):
         DONE = "done", "Done"
         ERROR = "error", "Error"
 
-    class Verdict(models.TextChoices):
-        # runners.schema.Verdict, the failure taxonomy of docs/architecture.md
-        OK = "ok", "OK"
-        MISSING_SOLUTION = "missing_solution", "Missing solution"
-        SYNTAX_ERROR = "syntax_error", "Syntax error"
-        FORBIDDEN = "forbidden", "Forbidden"
-        BUILD_ERROR = "build_error", "Build error"
-        RUNTIME_ERROR = "runtime_error", "Runtime error"
-        INCORRECT = "incorrect", "Incorrect"
-        INCORRECT_HIDDEN = "incorrect_hidden", "Incorrect on held-out shapes"
-        TIMEOUT = "timeout", "Timeout"
-        RESOURCE_LIMIT = "resource_limit", "Resource limit"
-        CRASHED = "crashed", "Crashed"
-        TIMING_REJECTED = "timing_rejected", "Timing rejected"
-        INFRA_ERROR = "infra_error", "Infrastructure error"
+    # runners.schema.Verdict, the failure taxonomy of docs/architecture.md, written there once
+    Verdict = models.TextChoices(
+        "Verdict",
+        [(value.upper(), (value, schema.Verdict.LABELS[value])) for value in schema.Verdict.ALL],
+    )
 
     class Quadrant(models.TextChoices):
         # runners.schema.QUADRANTS: the run's held-out correctness against its starter's

@@ -9,8 +9,10 @@ from tests.factories import make_hardware, make_run
 pytestmark = pytest.mark.django_db
 
 
-def test_the_verdict_choices_are_the_engine_taxonomy():
-    assert set(Evaluation.Verdict.values) == set(Verdict.ALL)
+def test_the_verdict_choices_are_the_engine_taxonomy_with_its_labels():
+    # one table, in runners.schema: the model's choices are built from it
+    assert Evaluation.Verdict.choices == [(v, Verdict.LABELS[v]) for v in Verdict.ALL]
+    assert Evaluation.Verdict.INCORRECT_HIDDEN.label == "Incorrect on held-out shapes"
 
 
 def test_a_cpu_target_cannot_be_ranked():
