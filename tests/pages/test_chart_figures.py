@@ -94,7 +94,7 @@ def test_an_uploaders_effort_is_shown_as_text_never_drawn_as_markup(db):
     from tests.factories import make_hardware, make_harness, make_language_model, make_problem
 
     hardware = make_hardware("h100-sxm")
-    effort = '<a href="https://evil.example">max</a><span style="font-size:90px">'
+    effort = '<a href="//evil.example">max</a><span style="x">'  # under the 50 a run holds
     model = make_language_model("gpt-5", display_name="GPT-5")
     for harness in ("codex-cli", "opencode"):
         make_graded_run(
@@ -112,5 +112,5 @@ def test_an_uploaders_effort_is_shown_as_text_never_drawn_as_markup(db):
     built = figures.chart_figures(data)
     built["fast_p"] = figures.fast_p_curves(boards.board(hardware=hardware).rows, (0.5, 1.0))
     drawn = json.dumps(built)
-    assert "<a href" not in drawn and "<span style" not in drawn
-    assert json.dumps('&lt;a href="https://evil.example"&gt;max&lt;/a&gt;')[1:-1] in drawn
+    assert len(effort) <= 50 and "<a href" not in drawn and "<span style" not in drawn
+    assert json.dumps('&lt;a href="//evil.example"&gt;max&lt;/a&gt;')[1:-1] in drawn
