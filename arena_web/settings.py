@@ -275,6 +275,9 @@ ARENA_ENGINE_COMMAND = shlex.split(env_str("ARENA_ENGINE_COMMAND")) or [
     "-m",
     "runners",
 ]
+# Where each grade's staff log goes (the engine's `--progress` account of every gate, shape and
+# held-out failure, as it runs): one file per evaluation attempt. Empty: not kept.
+ARENA_ENGINE_LOG_DIR = env_str("ARENA_ENGINE_LOG_DIR")
 ARENA_EVAL_TIMEOUT_S = env_int("ARENA_EVAL_TIMEOUT_S", 1800, minimum=1)
 ARENA_EVAL_LEASE_S = env_int("ARENA_EVAL_LEASE_S", 120, minimum=1)
 ARENA_EVAL_HEARTBEAT_S = env_int(

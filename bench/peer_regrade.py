@@ -9,7 +9,7 @@ from the repository root:
 
     python bench/peer_regrade.py --checkout PEER --problems DEST --out OUT --workers 4 \\
         [--servers DIR] [--problem 01_fp8_gemm ...] [--until EPOCH] [--kill-one] \\
-        [--resume OUT_BEFORE/evaluations.jsonl ...]
+        [--resume OUT_BEFORE/evaluations.jsonl ...] [--costs bench/results/peer_runs_h100.jsonl]
 
 Writes, and rewrites every few seconds (a deadline leaves what was graded):
   OUT/evaluations.jsonl  one line per graded run: the source's run id, our evaluation (the
@@ -17,8 +17,13 @@ Writes, and rewrites every few seconds (a deadline leaves what was graded):
                          worker, queue and grade times)
   OUT/regrade.json       evaluations per hour, grade time, queue wait, lost and graded-twice
                          counts, the evaluations per worker and their verdicts
+  OUT/grades/            each grade's staff log (``ARENA_ENGINE_LOG_DIR``): its gates, shapes
+                         and held-out failures as they ended
+  OUT/worker-N.log       each worker's log
 ``--resume`` records earlier results (through ``services.evaluations.record_result``, before any
-worker starts) so that a batch spread over several machines grades each run once;
+worker starts), and the reference timings they measured, so that a batch spread over several
+machines grades each run once and times each baseline once; ``--costs`` (``bench/peer_runs.py``'s
+grades, with their times on one GPU) queues the cheapest grades first, those never timed last;
 ``manage.py load_board`` builds the demo's fixture from these files.
 """
 
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -34,7 +40,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from scaleout import LEASE_S, graded_ids, kill_busy, spread, start_servers, start_worker, stop
+from scaleout import (
+    LEASE_S,
+    cpu_shares,
+    graded_ids,
+    kill_busy,
+    spread,
+    start_servers,
+    start_worker,
+    stop,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "gpu.h100-sxm"
@@ -63,8 +78,7 @@ def main() -> int:
         django.setup()
         report = _batch(args)
     finally:
-        for process in servers:
-            stop(process)
+        stop(*servers)
     print(json.dumps({k: v for k, v in report.items() if k != "evaluations"}, indent=2))
     return 0
 
@@ -85,6 +99,7 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--kill-one", action="store_true", help="SIGKILL a busy worker halfway")
     parser.add_argument("--kill-after", type=int, help="... after this many grades (not halfway)")
     parser.add_argument("--resume", type=Path, action="append", default=[])
+    parser.add_argument("--costs", type=Path, help="JSON lines of run_id and grade_s")
     args = parser.parse_args()
     args.devices = [int(d) for d in args.devices.split(",")] if args.devices else []
     args.devices = args.devices or list(range(args.workers))
@@ -105,6 +120,7 @@ def _configure(args: argparse.Namespace) -> None:
         ARENA_EVAL_HEARTBEAT_S="5",
         ARENA_EVAL_REQUEUE_AFTER_S="600",
         ARENA_GPU_LOCK_DIR=str(args.out.resolve() / "gpu-locks"),
+        ARENA_ENGINE_LOG_DIR=str(args.out.resolve() / "grades"),
         LOG_LEVEL="INFO",
     )
 
@@ -122,7 +138,7 @@ def _batch(args: argparse.Namespace) -> dict:
     lines = [line for path in args.resume for line in path.read_text().splitlines()]
     earlier = {json.loads(line)["source_run_id"] for line in lines}
     runs = published.published_runs(args.checkout, args.gpu)
-    order = queue_order(runs, args.problem or ORDER, earlier)
+    order = queue_order(runs, args.problem or ORDER, earlier, _costs(args.costs))
     call_command(
         "import_runs",
         "kernelbench-hard",
@@ -135,43 +151,68 @@ def _batch(args: argparse.Namespace) -> dict:
     )
     produced_s = time.monotonic() - started
     resumed = _resume(args.resume)
-    workers = {index: start_worker(QUEUE, index, args.out) for index in args.devices}
+    shares = cpu_shares(len(args.devices))
+    workers = {
+        index: start_worker(QUEUE, index, args.out, cores=share)
+        for index, share in zip(args.devices, shares, strict=True)
+    }
     killed = None
     try:
         killed = _follow(args, workers, started, resumed)
     finally:
-        for process in workers.values():
-            stop(process)
+        stop(*workers.values())
     report = _report(args, time.monotonic() - started, produced_s, resumed, killed)
     _save(args.out, report)
     return report
 
 
-def queue_order(runs: list[dict], problems, graded: set[str]) -> list[str]:
+def queue_order(
+    runs: list[dict], problems, graded: set[str], costs: dict[str, float] | None = None
+) -> list[str]:
     """The source's run ids in the order they are queued: those graded before first (recorded,
-    not graded again), then up to COVER of each problem with fewer graded, then the rest of each
-    problem in turn; a deadline then leaves every problem on the board."""
+    not graded again), then up to COVER of each problem with fewer graded, then the rest; a
+    deadline then leaves every problem on the board. Where `costs` gives a run's grade time,
+    the cheaper run goes first (a run without one after those with one, in the source's order):
+    a deadline then leaves the most runs graded."""
+    costs = costs or {}
+
+    def cost(run_id: str) -> float:
+        return costs.get(run_id, math.inf)
+
     by_problem = {name: [r["run_id"] for r in runs if r["problem"] == name] for name in problems}
     done = [run_id for ids in by_problem.values() for run_id in ids if run_id in graded]
-    pending = {name: [i for i in ids if i not in graded] for name, ids in by_problem.items()}
+    pending = {
+        name: sorted((i for i in ids if i not in graded), key=cost)
+        for name, ids in by_problem.items()
+    }
     cover = []
     for name, ids in pending.items():
         room = max(0, COVER - (len(by_problem[name]) - len(ids)))
         cover += ids[:room]
     rest = [run_id for ids in pending.values() for run_id in ids if run_id not in cover]
-    return done + cover + rest
+    return done + cover + sorted(rest, key=cost)
+
+
+def _costs(path: Path | None) -> dict[str, float]:
+    """Each run's latest grade time on one GPU (``bench/peer_runs.py``'s JSON lines)."""
+    if path is None:
+        return {}
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {line["run_id"]: line["grade_s"] for line in lines if line.get("grade_s")}
 
 
 def _resume(files: list[Path]) -> set[int]:
     """Earlier machines' results recorded as graded here; the evaluation ids they filled."""
     from runners.schema import EvaluationResult
     from submissions.models import Evaluation
+    from submissions.services.engine import store_baselines
     from submissions.services.evaluations import claim, record_result
 
     filled = set()
     for path in files:
         for line in path.read_text().splitlines():
             earlier = json.loads(line)
+            store_baselines(EvaluationResult.from_dict(earlier["result"]))
             evaluation = Evaluation.objects.filter(
                 run__source_result__run_id=earlier["source_run_id"], status="queued"
             ).first()

@@ -49,8 +49,7 @@ def main() -> int:
         django.setup()
         reports = [_batch(args, count, scratch / f"w{count}") for count in args.workers]
     finally:
-        for process in servers:
-            stop(process)
+        stop(*servers)
     (args.out / "scaleout.json").write_text(json.dumps(reports, indent=2))
     print(json.dumps([_headline(r) for r in reports], indent=2))
     return 0
@@ -95,15 +94,18 @@ def _batch(args, count: int, folder: Path) -> dict:
     folder.mkdir(parents=True)
     call_command("migrate", verbosity=0)
     hardware = _target(args.device)
-    workers = [start_worker(hardware.queue_name, index, folder) for index in range(count)]
+    shares = cpu_shares(count)
+    workers = [
+        start_worker(hardware.queue_name, index, folder, cores=shares[index])
+        for index in range(count)
+    ]
     try:
         started = time.monotonic()
         runs = [_upload(args.problem, hardware, f"{n} of batch {count}") for n in range(args.runs)]
         killed = _follow(args, runs, workers, started)
         wall_s = time.monotonic() - started
     finally:
-        for process in workers:
-            stop(process)
+        stop(*workers)
     return _report(args, count, runs, wall_s, killed, folder)
 
 
@@ -155,15 +157,35 @@ def start_servers(folder: Path) -> list[subprocess.Popen]:
     return [redis]
 
 
-def start_worker(queue: str, index: int, folder: Path) -> subprocess.Popen:
+def start_worker(
+    queue: str, index: int, folder: Path, cores: list[int] | None = None
+) -> subprocess.Popen:
+    """A Celery worker on GPU `index`; with `cores`, it and every process it starts (the
+    engine, its builds, the candidate's OpenMP threads) run on those CPU cores alone."""
     command = [sys.executable, "-m", "celery", "-A", "arena_web", "worker", "-Q", queue]
     command += ["-c", "1", "--prefetch-multiplier", "1", "-n", f"gpu{index}@%h"]
     command += ["--without-mingle", "--without-gossip", "--loglevel", "INFO"]
     env = os.environ | {"CUDA_VISIBLE_DEVICES": str(index)}
     with open(folder / f"worker-{index}.log", "wb") as log:
         return subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores else None,
         )
+
+
+def cpu_shares(count: int) -> list[list[int]]:
+    """This process's CPU cores split into `count` equal shares, one per worker, so that one
+    grade's builds and CPU work cannot starve another's timing (16 cores each on a 4-GPU host of
+    64). Fewer cores than workers: no shares (every worker on all of them)."""
+    cores = sorted(os.sched_getaffinity(0))
+    size = len(cores) // count
+    if size == 0:
+        return [[] for _ in range(count)]
+    return [cores[n * size : (n + 1) * size] for n in range(count)]
 
 
 def _upload(problem: str, hardware, copy: str):
@@ -221,13 +243,19 @@ def kill_busy(workers) -> str:
     return f"gpu{index}"
 
 
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
+def stop(*processes: subprocess.Popen, grace_s: float = 30) -> None:
+    """SIGTERM each process group at once, then SIGKILL what still runs after `grace_s` (a
+    Celery worker's warm shutdown waits for its grade: four in a row took two minutes)."""
+    running = [process for process in processes if process.poll() is None]
+    for process in running:
         os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for process in running:
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def _report(args, count: int, runs, wall_s: float, killed, folder: Path) -> dict:

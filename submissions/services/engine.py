@@ -57,6 +57,7 @@ def grade(*, evaluation: Evaluation, on_tick: Callable[[], bool]) -> EvaluationR
         device=evaluation.hardware.device,
         baselines={} if on_cpu else cached_baselines(problem_version=run.problem.version),
         on_tick=on_tick,
+        log=_log_path(evaluation),
     )
     store_baselines(result)
     return result
@@ -70,7 +71,10 @@ def run_engine(
     baselines: dict,
     on_tick: Callable[[], bool],
     sidecars: Mapping[str, str] | None = None,
+    log: Path | None = None,
 ) -> EvaluationResult:
+    """Grade `solution` in a fresh engine process. With `log`, the engine says each step of the
+    grade there as it ends (`--progress`), and leaves its stderr in it."""
     with tempfile.TemporaryDirectory(prefix="arena-eval-") as tmp:
         workdir = Path(tmp)
         solution_path = _write_solution(workdir, solution, sidecars or {})
@@ -89,8 +93,9 @@ def run_engine(
             str(out),
             "--baselines",
             str(workdir / "baselines.json"),
+            *(["--progress"] if log else []),
         ]
-        returncode, stderr = _supervise(command, on_tick=on_tick)
+        returncode, stderr = _supervise(command, on_tick=on_tick, log=log)
         if returncode != 0 or not out.exists():
             raise EngineFailure(f"engine exited with status {returncode}: {stderr[-_STDERR_TAIL:]}")
         return _read_result(out)
@@ -117,10 +122,22 @@ def _read_result(out: Path) -> EvaluationResult:
     return result
 
 
-def _supervise(command: list[str], *, on_tick: Callable[[], bool]) -> tuple[int, str]:
-    """Run the engine to completion, ticking every heartbeat; kill it on timeout or lost lease."""
+def _log_path(evaluation: Evaluation) -> Path | None:
+    """The staff log of this attempt at `evaluation`, where ARENA_ENGINE_LOG_DIR is set."""
+    if not settings.ARENA_ENGINE_LOG_DIR:
+        return None
+    folder = Path(settings.ARENA_ENGINE_LOG_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"evaluation-{evaluation.pk}-attempt-{evaluation.attempts}.log"
+
+
+def _supervise(
+    command: list[str], *, on_tick: Callable[[], bool], log: Path | None = None
+) -> tuple[int, str]:
+    """Run the engine to completion, ticking every heartbeat; kill it on timeout or lost lease.
+    Its stderr goes to `log` where given (read back for the tail), else to a scratch file."""
     deadline = time.monotonic() + settings.ARENA_EVAL_TIMEOUT_S
-    with tempfile.TemporaryFile() as stderr:
+    with open(log, "w+b") if log else tempfile.TemporaryFile() as stderr:
         proc = subprocess.Popen(
             command,
             cwd=settings.BASE_DIR,

@@ -27,6 +27,8 @@ def main() -> int:
     args = _parse()
     directives = _directives(Path(args.solution))
     _log(f"start {os.getpid()}")
+    if args.progress:
+        print("fake engine: started", file=sys.stderr, flush=True)
     first = _starts() == 1
     if "kill_parent" in directives:
         os.kill(os.getppid(), signal.SIGKILL)
@@ -52,6 +54,7 @@ def _parse() -> argparse.Namespace:
     parser.add_argument("--device", required=True)
     parser.add_argument("--json", required=True)
     parser.add_argument("--baselines")
+    parser.add_argument("--progress", nargs="?", const="steps")
     return parser.parse_args()
 
 

@@ -43,6 +43,23 @@ def test_an_unreadable_result_is_an_infrastructure_failure(fake_engine):
         run("# fake: verdict=ok\n# fake: garble\n")
 
 
+def test_a_staff_log_keeps_the_engine_progress_and_feeds_the_failure_reason(fake_engine, tmp_path):
+    log = tmp_path / "grade.log"
+    with pytest.raises(engine.EngineFailure, match="fake engine crashed"):
+        engine.run_engine(
+            problem="softmax",
+            solution="# fake: crash\n",
+            device="cpu",
+            baselines={},
+            on_tick=lambda: True,
+            log=log,
+        )
+    assert log.read_text().splitlines() == [
+        "fake engine: started",
+        "fake engine crashed on purpose",
+    ]
+
+
 def test_an_engine_past_its_time_limit_is_killed(fake_engine, settings):
     settings.ARENA_EVAL_TIMEOUT_S = 1
     started = time.monotonic()

@@ -30,8 +30,9 @@ TRANSCRIPT = b'{"type": "user", "message": {"content": "write a softmax kernel"}
 
 
 def test_an_upload_is_graded_by_the_engine_and_its_history_is_served(
-    django_capture_on_commit_callbacks,
+    django_capture_on_commit_callbacks, settings, tmp_path
 ):
+    settings.ARENA_ENGINE_LOG_DIR = str(tmp_path / "grades")
     sync_problems(infos=engine_problems())
     api, form = _upload_form(FORBIDDEN)
     with django_capture_on_commit_callbacks(execute=True):
@@ -44,6 +45,10 @@ def test_an_upload_is_graded_by_the_engine_and_its_history_is_served(
     assert "torch.softmax" in evaluation["reason"]
     assert evaluation["engine_version"]
     assert {"name": "static", "status": "fail"}.items() <= evaluation["gates"][0].items()
+    # the grade's staff log, one file per attempt, says each gate as it ends
+    [log] = (tmp_path / "grades").iterdir()
+    assert log.name == f"evaluation-{Run.objects.get().evaluations.get().pk}-attempt-1.log"
+    assert "gate static: fail in" in log.read_text()
 
 
 def test_an_upload_is_kept_when_queueing_its_grading_fails(
