@@ -15,12 +15,12 @@
 set -u
 limit_s=$1
 started=$(date +%s)
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     var/wheels-web/*.whl || exit 1
 export PYTHONPATH=/tmp/site PATH="$PWD/var/redisbin:$PATH"
 export LD_LIBRARY_PATH="$PWD/var/redisbin/lib:${LD_LIBRARY_PATH:-}"
 work=/tmp/regrade
-mkdir -p "$work"
+rm -rf "$work" && mkdir -p "$work"  # a machine still warm from the last call keeps /tmp
 (while sleep 10; do
     echo "$(date +%s) load $(cut -d' ' -f1-3 /proc/loadavg) gpus $(nvidia-smi \
         --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits | tr '\n' ' ')"
