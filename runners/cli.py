@@ -104,14 +104,16 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def read_baselines(path: Path) -> dict[str, Any]:
-    """A mapping baseline_key -> {<each of BASELINE_KINDS>, starter_correct}, or an earlier
-    EvaluationResult to take them from (None where it had none: the engine measures those)."""
+    """A mapping baseline_key -> {<each of BASELINE_KINDS>, starter_correct, timed_out}, or an
+    earlier EvaluationResult to take them from (None where it had none: the engine measures
+    those)."""
     data = json.loads(path.read_text())
     if isinstance(data, dict) and "shapes" in data:
         return {
             shape["baseline_key"]: {
                 **{kind: shape.get(f"baseline_{kind}") for kind in BASELINE_KINDS},
                 "starter_correct": shape.get("starter_correct"),
+                "timed_out": shape.get("baseline_timed_out") or [],
             }
             for shape in data["shapes"]
             if shape.get("baseline_eager") or shape.get("starter_correct") is not None

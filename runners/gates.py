@@ -358,6 +358,10 @@ class Grading:
             )
         return reply
 
+    def oracle_alive(self) -> bool:
+        """Whether the reference process still runs (a request past its limit ends it)."""
+        return self.oracle is not None and self.oracle.proc.poll() is None
+
     def ask_reference(self, message: dict, timeout_s: float) -> dict:
         try:
             reply = self.oracle.request(message, timeout_s=timeout_s)

@@ -202,6 +202,9 @@ class BaselineTiming(models.Model):
     library = models.JSONField(null=True, blank=True)
     starter = models.JSONField(null=True, blank=True)
     starter_correct = models.BooleanField(null=True, blank=True)
+    # Kinds whose timing ran past the engine's limit (runners.performance.BASELINE_TIMEOUT_S):
+    # later grades do not time them again. Delete the row to have them timed once more.
+    timed_out = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -191,7 +191,7 @@ def cached_baselines(*, problem_version: str) -> dict[str, dict]:
 
 def _entry(row: BaselineTiming) -> dict:
     timings = {kind: getattr(row, kind) for kind in BASELINE_KINDS}
-    return timings | {"starter_correct": row.starter_correct}
+    return timings | {"starter_correct": row.starter_correct, "timed_out": row.timed_out}
 
 
 def _key(row: BaselineTiming) -> str:
@@ -208,7 +208,8 @@ def store_baselines(result: EvaluationResult) -> int:
         return 0
     stored = 0
     for shape in result.shapes:
-        if shape.baseline_cached or shape.baseline_eager is None or not shape.baseline_key:
+        measured = shape.baseline_eager is not None or shape.baseline_timed_out
+        if shape.baseline_cached or not measured or not shape.baseline_key:
             continue
         key = parse_baseline_key(shape.baseline_key)
         if key is None:  # an engine of another version: its timings are not cached
@@ -228,7 +229,8 @@ def store_baselines(result: EvaluationResult) -> int:
 
 def _stored(shape: ShapeResult) -> dict:
     timings = {kind: _as_dict(getattr(shape, f"baseline_{kind}")) for kind in BASELINE_KINDS}
-    return timings | {"starter_correct": shape.starter_correct}
+    timed_out = [kind for kind in shape.baseline_timed_out if kind in BASELINE_KINDS]
+    return timings | {"starter_correct": shape.starter_correct, "timed_out": timed_out}
 
 
 def _as_dict(stats) -> dict | None:

@@ -223,7 +223,7 @@ def test_cli_reads_cached_baselines_from_an_earlier_result(tmp_path: Path):
     }
     path = tmp_path / "earlier.json"
     path.write_text(json.dumps(earlier))
-    unknown = {"library": None, "starter": None, "starter_correct": None}
+    unknown = {"library": None, "starter": None, "starter_correct": None, "timed_out": []}
     assert read_baselines(path) == {"k": {"eager": {"median_us": 1.0}, "compile": None, **unknown}}
 
 

@@ -55,7 +55,12 @@ def test_the_quadrant_choices_are_the_engines():
 def test_every_reference_timing_and_the_starters_correctness_round_trip_through_the_cache():
     result = EvaluationResult.from_dict(
         {"problem": "softmax", "problem_version": "v1", "device": "cuda", "verdict": "ok"}
-        | {"shapes": [kernel_to_kernel_result()["shapes"][0] | {"starter_correct": True}]}
+        | {
+            "shapes": [
+                kernel_to_kernel_result()["shapes"][0]
+                | {"starter_correct": True, "baseline_timed_out": ["compile"]}
+            ]
+        }
     )
     assert engine.store_baselines(result) == 1
 
@@ -69,9 +74,10 @@ def test_every_reference_timing_and_the_starters_correctness_round_trip_through_
             "library": stats(12.0),
             "starter": stats(40.0),
             "starter_correct": True,
+            "timed_out": ["compile"],
         }
     }
-    assert set(cached[KEY]) == {*BASELINE_KINDS, "starter_correct"}
+    assert set(cached[KEY]) == {*BASELINE_KINDS, "starter_correct", "timed_out"}
 
 
 def test_a_problem_without_library_or_starter_caches_nulls_for_them():
