@@ -1,7 +1,9 @@
 """The production stack for real: docker-compose.yml's web, CPU worker and beat commands,
 started as they are written there (only the bind address changes) against the machine's
-PostgreSQL and Redis, with DEBUG off and the static files collected as the Dockerfile does;
-one run uploaded over HTTP is graded by the worker and shown by gunicorn.
+PostgreSQL and Redis, behind nginx with the repository's nginx.conf (the compose file's proxy;
+only its ports and scratch paths change), with DEBUG off and the static files collected as the
+Dockerfile does; one run uploaded over HTTP is graded by the worker and shown by gunicorn, and
+slow clients hold nginx's connections, never gunicorn's workers.
 
 CI runs it as a step of its own (ARENA_STACK_TEST=1); it needs DATABASE_URL (PostgreSQL) and
 CELERY_BROKER_URL (Redis), and uses a database and a Redis database number of its own.
@@ -12,9 +14,13 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -24,6 +30,7 @@ import pytest
 import requests
 import yaml
 from django.conf import settings
+from urllib3 import encode_multipart_formdata
 
 from tests.workers.real_workers import free_port, wait_for
 
@@ -37,9 +44,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def compose_commands(port: int) -> dict[str, list[str]]:
+def compose_commands() -> dict:
+    """The web, worker and beat commands of docker-compose.yml, gunicorn on a free port
+    (`web_port`)."""
     services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
-    commands = {}
+    port = free_port()
+    commands: dict = {"web_port": port}
     for name in ("web", "worker", "beat"):
         command = " ".join(services[name]["command"].split())
         commands[name] = shlex.split(command.replace("0.0.0.0:8000", f"127.0.0.1:{port}"))
@@ -135,6 +145,42 @@ def stack(stack_env, tmp_path):
     running.stop()
 
 
+def start_web(stack: Stack, commands: dict) -> str:
+    """gunicorn as compose starts it, behind nginx with nginx.conf; returns nginx's address."""
+    stack.manage("collectstatic", "--noinput")  # the Dockerfile's build step
+    stack.start("web", commands["web"], ROOT)
+    port = free_port()
+    stack.start("proxy", nginx_command(port, upstream=commands["web_port"]), ROOT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: _answers(base), timeout=240, what="gunicorn to answer through nginx")
+    except AssertionError:
+        print(stack.output())
+        raise
+    return base
+
+
+def nginx_command(port: int, *, upstream: int) -> list[str]:
+    """nginx.conf as written but for where it listens, its upstream and its scratch folder (a
+    world-readable one: nginx's workers drop root)."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(nginx).is_file():
+        pytest.fail("the production stack needs nginx: apt-get install nginx-light")
+    scratch = Path(tempfile.mkdtemp(prefix="arena-nginx-"))
+    scratch.chmod(0o755)
+    text = (ROOT / "nginx.conf").read_text()
+    for old, new in [
+        ("listen 8080;", f"listen 127.0.0.1:{port};"),
+        ("server web:8000;", f"server 127.0.0.1:{upstream};"),
+        ("/tmp/nginx/", f"{scratch}/"),
+    ]:
+        assert old in text, f"nginx.conf no longer holds {old!r}"
+        text = text.replace(old, new)
+    conf = scratch / "nginx.conf"
+    conf.write_text(text)
+    return [nginx, "-p", str(scratch), "-c", str(conf), "-g", "daemon off;"]
+
+
 def upload_example(base: str, token: str) -> dict:
     files = [
         ("solution", ("solution.py", (EXAMPLE / "solution.py").read_bytes())),
@@ -169,14 +215,11 @@ def graded(base: str, run_id: str, token: str) -> dict:
 
 
 def test_an_upload_is_graded_through_gunicorn_a_celery_worker_and_beat(stack, tmp_path):
-    port = free_port()
-    base, commands = f"http://127.0.0.1:{port}", compose_commands(port)
-    stack.manage("collectstatic", "--noinput")  # the Dockerfile's build step
-    stack.start("web", commands["web"], ROOT)
+    commands = compose_commands()
     stack.start("worker", commands["worker"], tmp_path)
     stack.start("beat", commands["beat"], tmp_path)
+    base = start_web(stack, commands)
     try:
-        wait_for(lambda: _answers(base), timeout=240, what="gunicorn to answer")
         stack.manage("seed_registry")
         token = stack.manage("create_api_token", "stack-user").strip().splitlines()[-1]
         created = upload_example(base, token)
@@ -201,3 +244,87 @@ def _answers(base: str) -> bool:
     with contextlib.suppress(requests.ConnectionError):
         return requests.get(f"{base}/api/v1/", headers=headers(), timeout=5).status_code == 200
     return False
+
+
+SLOW_CLIENTS = 6  # twice gunicorn's three sync workers
+
+
+def test_slow_clients_hold_nginx_not_gunicorn_and_a_slow_big_upload_finishes(stack):
+    base = start_web(stack, compose_commands())
+    stack.manage("seed_registry")
+    token = stack.manage("create_api_token", "stack-user").strip().splitlines()[-1]
+    port = int(base.rsplit(":", 1)[1])
+    slow = [_slow_body(port, token) for _ in range(SLOW_CLIENTS)]
+    try:
+        started = time.monotonic()
+        page = requests.get(f"{base}/", headers=headers(), timeout=10)
+        assert page.status_code == 200
+        assert time.monotonic() - started < 2, "a page waited behind slow uploads"
+
+        body, content_type = _upload_form(transcript_bytes=20 * 2**20)
+        response = requests.post(
+            f"{base}/api/v1/runs/",
+            data=_Trickle(body, bytes_per_s=512 * 1024),
+            headers=headers(token) | {"Content-Type": content_type},
+            timeout=120,
+        )
+    except AssertionError:
+        print(stack.output())
+        raise
+    finally:
+        for connection in slow:
+            connection.close()
+    assert response.status_code == 201, response.text[:2000]
+    created = response.json()
+    assert created["status_url"].startswith("https://")  # the TLS proxy's X-Forwarded-Proto
+    run = requests.get(f"{base}/api/v1/runs/{created['id']}/", headers=headers(token), timeout=10)
+    assert run.status_code == 200 and run.json()["id"] == created["id"]
+
+
+def _slow_body(port: int, token: str) -> socket.socket:
+    """A connection that sends an upload's headers and the first bytes of its body, then waits."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+    connection.sendall(
+        b"POST /api/v1/runs/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n"
+        + f"Authorization: Token {token}\r\n".encode()
+        + b"Content-Type: multipart/form-data; boundary=x\r\nContent-Length: 1000000\r\n\r\n"
+        + b"--x\r\n"
+    )
+    return connection
+
+
+def _upload_form(*, transcript_bytes: int) -> tuple[bytes, str]:
+    """The example run's upload with its transcript repeated to `transcript_bytes`."""
+    lines = (EXAMPLE / "transcript.jsonl").read_bytes()
+    transcript = lines * (transcript_bytes // len(lines) + 1)
+    fields = {
+        "problem": "softmax",
+        "model": "claude-opus-4-5",
+        "harness": "claude-code",
+        "hardware": "cpu",
+        "effort": "high",
+        "metadata": (EXAMPLE / "metadata.json").read_text(),
+        "solution": ("solution.py", (EXAMPLE / "solution.py").read_bytes()),
+        "transcript": ("transcript.jsonl", transcript[:transcript_bytes]),
+    }
+    return encode_multipart_formdata(fields)
+
+
+class _Trickle:
+    """A request body read at `bytes_per_s` (its length known, so it goes with Content-Length:
+    a client on a slow line, not a chunked one)."""
+
+    def __init__(self, data: bytes, *, bytes_per_s: int) -> None:
+        self.data, self.offset, self.bytes_per_s = data, 0, bytes_per_s
+        self.started = time.monotonic()
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def read(self, size: int = -1) -> bytes:
+        size = 65536 if size is None or size < 0 else min(size, 65536)
+        chunk = self.data[self.offset : self.offset + size]
+        self.offset += len(chunk)
+        due = self.started + self.offset / self.bytes_per_s
+        time.sleep(max(0.0, due - time.monotonic()))
+        return chunk
