@@ -307,8 +307,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_BROKER_DIR),
         "control_folder": str(_BROKER_DIR / "control"),
     }
+# The sweeper has a queue of its own, consumed beside beat (docker-compose.yml's beat): on the
+# cpu queue it waited behind transcript parsings, and killed grades were taken back after
+# 95-115 s instead of a lease and a sweep.
+SWEEP_QUEUE = "sweep"
 CELERY_TASK_ROUTES = {
-    "submissions.sweep_evaluations": {"queue": "cpu"},
+    "submissions.sweep_evaluations": {"queue": SWEEP_QUEUE},
     "submissions.refresh_boards": {"queue": "cpu"},
     "submissions.launch_agent": {"queue": AGENT_QUEUE},
 }

@@ -227,6 +227,10 @@ class Run(models.Model):
         max_length=16, choices=TranscriptStatus.choices, default=TranscriptStatus.PENDING
     )
     transcript_error = models.TextField(blank=True)
+    # When the parsing was last sent again by the sweeper, and how many times (at most one
+    # message in flight per run; services.transcripts.resend_stalled).
+    transcript_resent_at = models.DateTimeField(null=True, blank=True)
+    transcript_resends = models.PositiveSmallIntegerField(default=0)
     normalized_transcript = models.FileField(
         upload_to=normalized_transcript_path, max_length=200, blank=True
     )

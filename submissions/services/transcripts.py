@@ -19,8 +19,11 @@ import tempfile
 from functools import cache
 from pathlib import Path, PurePosixPath
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db.models import F, Q
+from django.utils import timezone
 
 import transcripts
 from submissions.models import Run
@@ -39,16 +42,31 @@ def enqueue_transcript_processing(run: Run) -> None:
 
 
 def resend_stalled(*, before) -> int:
-    """Send again the parsing of transcripts still pending since before `before` (the message was
-    lost: a broker restart, a killed worker). Parsing again replaces what a parse stored."""
-    stalled = list(
-        Run.objects.filter(
-            transcript_status=Run.TranscriptStatus.PENDING, created_at__lt=before
-        ).values_list("pk", flat=True)
+    """Send again the parsing of transcripts pending since before `before` and not sent again
+    since then (the message was lost: a broker restart, a killed worker), so that each run has
+    one message in flight at most; a run sent ARENA_EVAL_MAX_ATTEMPTS times already is marked
+    failed instead (a transcript whose parsing kills its worker must not be parsed for ever).
+    Parsing again replaces what a parse stored. Returns how many were sent."""
+    pending = Run.objects.filter(
+        transcript_status=Run.TranscriptStatus.PENDING, created_at__lt=before
     )
-    for run_id in stalled:
-        queue.enqueue(queue.PROCESS_TRANSCRIPT, run_id=run_id)
-    return len(stalled)
+    stalled = pending.filter(
+        Q(transcript_resent_at__isnull=True) | Q(transcript_resent_at__lt=before)
+    )
+    sent = 0
+    for run in stalled.only("pk", "transcript_resends"):
+        if run.transcript_resends >= settings.ARENA_EVAL_MAX_ATTEMPTS:
+            reason = (
+                f"the transcript's parsing did not finish in {run.transcript_resends + 1} tries"
+            )
+            _mark_failed(Run.objects.get(pk=run.pk), reason)
+            continue
+        Run.objects.filter(pk=run.pk).update(
+            transcript_resent_at=timezone.now(), transcript_resends=F("transcript_resends") + 1
+        )
+        queue.enqueue(queue.PROCESS_TRANSCRIPT, run_id=run.pk)
+        sent += 1
+    return sent
 
 
 def process_transcript(*, run: Run) -> None:

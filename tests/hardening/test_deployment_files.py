@@ -24,3 +24,23 @@ def test_the_web_processes_share_one_quota_cache():
     environment = compose["x-app"]["environment"]
     assert environment["ARENA_CACHE_URL"].startswith("redis://redis:6379/")
     assert environment["ARENA_CACHE_URL"] != environment["CELERY_BROKER_URL"]
+
+
+def test_the_sweeper_has_a_queue_and_a_worker_of_its_own():
+    from django.conf import settings
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert settings.CELERY_TASK_ROUTES["submissions.sweep_evaluations"] == {
+        "queue": settings.SWEEP_QUEUE
+    }
+    assert f"--beat -Q {settings.SWEEP_QUEUE} " in services["beat"]["command"]
+    for name, service in services.items():  # no other worker takes sweeps (or waits for them)
+        queues = re.search(r"-Q (\S+)", str(service.get("command", "")))
+        if name != "beat" and queues:
+            assert settings.SWEEP_QUEUE not in queues.group(1).split(",")
+
+
+def test_gunicorn_is_reached_through_the_proxy_only():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert "ports" not in services["web"] and services["proxy"]["ports"] == ["8000:8080"]
+    assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in services["proxy"]["volumes"]

@@ -299,3 +299,31 @@ def test_the_sweeper_sends_again_a_transcript_parsing_the_broker_lost(monkeypatc
     tasks.sweep_evaluations()
     assert (task_queue.PROCESS_TRANSCRIPT, {"run_id": stalled.pk}) in sent
     assert not any(kw.get("run_id") == fresh.pk for name, kw in sent)
+
+
+def test_a_stalled_transcript_has_one_resend_in_flight_and_a_last_one(monkeypatch, settings):
+    from submissions.services import queue as task_queue
+
+    sent = []
+    monkeypatch.setattr(task_queue, "enqueue", lambda name, **kw: sent.append(kw["run_id"]))
+    stalled = make_graded_run()
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    Run.objects.filter(pk=stalled.pk).update(created_at=an_hour_ago)
+
+    for _ in range(3):  # sweeps in a row: the resend is in flight
+        tasks.sweep_evaluations()
+    assert sent == [stalled.pk]
+
+    for _ in range(settings.ARENA_EVAL_MAX_ATTEMPTS - 1):  # each resend lost in turn
+        Run.objects.filter(pk=stalled.pk).update(transcript_resent_at=an_hour_ago)
+        tasks.sweep_evaluations()
+    assert sent == [stalled.pk] * settings.ARENA_EVAL_MAX_ATTEMPTS
+
+    Run.objects.filter(pk=stalled.pk).update(transcript_resent_at=an_hour_ago)
+    tasks.sweep_evaluations()
+    run = Run.objects.get(pk=stalled.pk)
+    assert len(sent) == settings.ARENA_EVAL_MAX_ATTEMPTS  # no more
+    assert run.transcript_status == Run.TranscriptStatus.FAILED
+    assert run.transcript_error == (
+        f"the transcript's parsing did not finish in {settings.ARENA_EVAL_MAX_ATTEMPTS + 1} tries"
+    )
