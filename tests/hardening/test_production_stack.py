@@ -238,6 +238,15 @@ def test_an_upload_is_graded_through_gunicorn_a_celery_worker_and_beat(stack, tm
     assert "max-age=315360000" in static.headers["Cache-Control"]  # whitenoise, hashed name
     page = requests.get(f"{base}/runs/{created['id']}/", headers=headers(), timeout=10)
     assert page.status_code == 200
+    # nginx's own answers carry the security headers Django's do (a header too large: 400)
+    refused = requests.get(f"{base}/", headers=headers() | {"X-Big": "x" * 40_000}, timeout=10)
+    assert refused.status_code == 400
+    assert (
+        refused.headers["Content-Security-Policy"] == "default-src 'none'; frame-ancestors 'none'"
+    )
+    assert refused.headers["X-Content-Type-Options"] == "nosniff"
+    assert refused.headers["X-Frame-Options"] == "DENY"
+    assert "Server" not in refused.headers or "nginx/" not in refused.headers["Server"]
 
 
 def _answers(base: str) -> bool:
