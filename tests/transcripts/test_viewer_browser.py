@@ -309,3 +309,40 @@ def test_a_packed_page_unpacks_after_load_and_works_as_a_plain_one(browser, tmp_
     assert seen["errors"] == []
     assert seen["requests"] == [path.as_uri()]
     page.context.close()
+
+
+AGENT_ALONE = SAMPLES / "claude-agent-beside-handwritten" / "agent-5f0a3c71.jsonl"
+
+
+def test_an_agent_no_call_spawned_is_drawn_searched_and_linked(browser, tmp_path):
+    """A subagent file read on its own: the warm-up agent hangs at the top level, labelled by
+    kind, and search and permalinks reach its events (search used to throw a TypeError)."""
+    session = parse_files([AGENT_ALONE])
+    [holder] = session.events
+    [agent] = holder.children
+    reply = agent.events[-1]
+    page, seen = open_page(browser, page_of(tmp_path, session))
+    section = page.locator("#timeline details.subagent")
+    expect(section.locator("> summary .sub-title")).to_have_text("warm-up agent")
+    assert "2 events" in section.locator("> summary").inner_text()
+    page.fill("#search", "plan changes")
+    page.press("#search", "Enter")
+    expect(page.locator(f"#e-{reply.id}")).to_be_visible()
+    assert seen["errors"] == []
+    page.context.close()
+
+    page, seen = open_page(browser, page_of(tmp_path, session), f"#e-{agent.events[0].id}")
+    expect(page.locator(f"#e-{agent.events[0].id}")).to_be_visible()
+    assert seen["errors"] == []
+    page.context.close()
+
+
+def test_a_compaction_agent_is_labelled_as_one(browser, tmp_path):
+    agent_file = tmp_path / "agent-acompact-7f3e2a.jsonl"
+    agent_file.write_text(AGENT_ALONE.read_text().replace("5f0a3c71", "acompact-7f3e2a"))
+    page, seen = open_page(browser, page_of(tmp_path, parse_files([agent_file])))
+    expect(page.locator("#timeline details.subagent > summary .sub-title")).to_have_text(
+        "compaction agent"
+    )
+    assert seen["errors"] == []
+    page.context.close()

@@ -232,7 +232,10 @@ function arenaViewer(SESSIONS) {
 
   var BODIES = {
     user: function (ev, node) { node.appendChild(mdBlock(ev.x || '')); },
-    system: function (ev, node) { if (ev.x) node.appendChild(textBlock(ev.x)); },
+    system: function (ev, node) {
+      if (ev.x) node.appendChild(textBlock(ev.x));
+      subagents(ev, node);  // an agent no tool call spawned (compaction, warm-up, orphan)
+    },
     assistant: function (ev, node) { node.appendChild(mdBlock(ev.x || '')); },
     reasoning: function (ev, node) {
       var label = ev.enc ? 'reasoning: encrypted' : (ev.x ? 'reasoning: ' + fmt(ev.x.length) +
@@ -249,7 +252,7 @@ function arenaViewer(SESSIONS) {
           d.appendChild(textBlock(typeof ev.a === 'string' ? ev.a : ArenaMarkdown.jsonText(ev.a)));
         }));
       }
-      (ev.ch || []).forEach(function (c) { node.appendChild(subagentSection(c)); });
+      subagents(ev, node);
     },
     tool_result: function (ev, node) { node.appendChild(textBlock(ev.x || '')); }
   };
@@ -316,12 +319,20 @@ function arenaViewer(SESSIONS) {
     return wrap;
   }
 
+  function subagents(ev, node) {
+    (ev.ch || []).forEach(function (c) { node.appendChild(subagentSection(c)); });
+  }
+
   function subagentSection(c) {
     var sub = SESSIONS[c];
     var d = el('details', 'subagent depth-' + Math.min(sub.dp, 6));
     d.dataset.s = String(c);
     var summary = el('summary');
-    summary.appendChild(el('span', 'sub-title', 'subagent' + (sub.at ? ' \u00b7 ' + sub.at : '')));
+    // Under a tool call: a subagent it spawned; under a system event: the parser's label of an
+    // agent that no call spawned ("compaction agent: acompact-...").
+    var holder = SESSIONS[sub.p[0]].ev[sub.p[1]];
+    var kind = holder.k === 'system' && holder.x ? holder.x.split(': ')[0] : 'subagent';
+    summary.appendChild(el('span', 'sub-title', kind + (sub.at ? ' \u00b7 ' + sub.at : '')));
     if (sub.d) summary.appendChild(el('span', 'summary', sub.d));
     summary.appendChild(el('span', 'badge', totalsLine(sub.tot, sub.ev.length, sub.cf)));
     d.appendChild(summary);

@@ -290,12 +290,28 @@ def attach_subagents(main: Session, agents: dict[str, Session], links: dict[str,
         spawned = _spawned_within(agents, links, orphans)
         for key in [k for k in orphans if k not in spawned] or orphans[:1]:
             main.warnings.append(f"subagent {key}: {_why_orphaned(key in too_deep)}")
-            holder = Event(kind=Kind.SYSTEM, id="", subtype="subagent", text=f"subagent {key}")
-            main.events.append(holder)
             describe(agents[key], key, None)
+            label = f"{orphan_kind(key, agents[key], too_deep=key in too_deep)}: {key}"
+            holder = Event(kind=Kind.SYSTEM, id="", subtype="subagent", text=label)
+            main.events.append(holder)
             holder.children.append(agents[key])
             placed.add(key)
             too_deep |= _place_below(agents[key], 1, agents, links, describe, placed)
+
+
+def orphan_kind(key: str, agent: Session, *, too_deep: bool = False) -> str:
+    """What an agent hung at the top level is, for its label: Claude Code's compaction and
+    warm-up agents run without a spawning tool call (a compaction agent's id says so,
+    ``acompact-...``; a warm-up agent's one prompt is "Warmup")."""
+    names = f"{key} {agent.agent_type or ''}".lower()
+    prompts = [e.text.strip() for e in agent.events if e.kind == Kind.USER and e.text]
+    if too_deep:
+        return "subagent spawned too deep"
+    if "compact" in names:
+        return "compaction agent"
+    if "warmup" in names or prompts[:1] == ["Warmup"]:
+        return "warm-up agent"
+    return "subagent without a spawning call"
 
 
 def _why_orphaned(too_deep: bool) -> str:
