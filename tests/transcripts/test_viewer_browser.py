@@ -346,3 +346,46 @@ def test_a_compaction_agent_is_labelled_as_one(browser, tmp_path):
     )
     assert seen["errors"] == []
     page.context.close()
+
+
+def test_a_packed_page_draws_its_first_events_before_unpacking_the_rest(
+    browser, tmp_path, monkeypatch
+):
+    """The head block is drawn on its own: with the packed data broken, the first events are
+    there and the note says the rest could not be unpacked; intact, the whole timeline follows."""
+    from transcripts import render
+
+    monkeypatch.setattr(render, "PACK_ABOVE_CHARS", 1000)
+    monkeypatch.setattr(render, "HEAD_CHARS", 2000)
+    session = parse_files([EDITS])
+    html = render_html(session, context={})
+    head = render.embedded_payload(
+        html.replace('id="run-data-gz"', 'id="x"').replace('id="run-data-head"', 'id="run-data"')
+    )
+    first = head["sessions"][0]["ev"]
+    assert 0 < len(first) < len(session.events) == head["of"]
+
+    path = tmp_path / "broken.html"
+    start = html.index('id="run-data-gz">') + len('id="run-data-gz">')
+    path.write_text(html[:start] + "AAAA" + html[start + 4 :], encoding="utf-8")
+    page, seen = open_page(browser, path)
+    expect(page.locator("#unpacking")).to_contain_text("could not be unpacked")
+    expect(page.locator(f"#e-{first[0]['id']}")).to_be_visible()
+    assert page.evaluate("performance.getEntriesByName('first-events').length") == 1
+    assert seen["errors"] == []
+    page.context.close()
+
+    path = tmp_path / "packed.html"
+    path.write_text(html, encoding="utf-8")
+    page, seen = open_page(browser, path)
+    page.wait_for_selector("body[data-ready]", state="attached")
+    assert page.locator("#unpacking").count() == 0
+    marks = page.evaluate(
+        "['first-events', 'timeline-ready'].map(n => performance.getEntriesByName(n)[0].startTime)"
+    )
+    assert marks[0] <= marks[1]
+    page.fill("#search", "metrics")
+    page.press("#search", "Enter")
+    expect(page.locator("#search-count")).to_have_text(re.compile(r"^1 of "))
+    assert seen["errors"] == []
+    page.context.close()

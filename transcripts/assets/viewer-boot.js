@@ -16,17 +16,48 @@
     return out;
   }
 
-  var plain = document.getElementById('run-data');
-  if (plain) { start(JSON.parse(plain.textContent)); return; }
-  var packed = document.getElementById('run-data-gz');
+  // A packed page's first events, drawn while the rest unpacks: the timeline alone, without
+  // search, filters or subagents, under a note that says so.
+  function preview(head) {
+    var V = arenaViewer(head.sessions);
+    V.everyKind();
+    var note = document.createElement('p');
+    note.className = 'muted unpacking';
+    note.id = 'unpacking';
+    note.textContent = 'The first ' + head.sessions[0].ev.length.toLocaleString('en-US') +
+      ' of ' + head.of.toLocaleString('en-US') + ' events; unpacking the rest (search, ' +
+      'filters and subagents then work)\u2026';
+    timeline.parentNode.insertBefore(note, timeline);
+    V.mountList(timeline, 0);
+    performance.mark('first-events');
+    return { end: function () { V.stop(); note.remove(); }, note: note };
+  }
+
   var timeline = document.getElementById('timeline');
-  timeline.textContent = 'Unpacking the transcript\u2026';
-  var stream = new Blob([bytes(packed.textContent)]).stream()
-    .pipeThrough(new DecompressionStream('gzip'));
-  new Response(stream).text().then(function (text) {
+  var plain = document.getElementById('run-data');
+  if (plain) {
+    start(JSON.parse(plain.textContent));
+    performance.mark('first-events');
+    return;
+  }
+  var packed = document.getElementById('run-data-gz');
+  var head = document.getElementById('run-data-head');
+  var shown = head ? preview(JSON.parse(head.textContent)) : null;
+  if (!head) timeline.textContent = 'Unpacking the transcript\u2026';
+  new Promise(function (resolve) {
+    resolve(new Blob([bytes(packed.textContent)]).stream()
+      .pipeThrough(new DecompressionStream('gzip')));
+  }).then(function (stream) {
+    return new Response(stream).text();
+  }).then(function (text) {
+    var data = JSON.parse(text);
+    if (shown) shown.end();
     timeline.textContent = '';
-    start(JSON.parse(text));
-  }, function (error) {
-    timeline.textContent = 'The transcript data could not be unpacked: ' + error;
+    start(data);
+    if (!head) performance.mark('first-events');
+  }).catch(function (error) {
+    var message = 'The transcript data could not be unpacked: ' + error;
+    if (shown) shown.note.textContent = message + ' (the first events are shown)';
+    else timeline.textContent = message;
   });
 })();

@@ -386,7 +386,19 @@ function arenaViewer(SESSIONS) {
     });
   }
 
+  // Every kind shown (the toolbar's filters set them otherwise).
+  function everyKind() {
+    Object.keys(LABELS).forEach(function (kind) { filter.kinds[kind] = true; });
+  }
+
+  // This timeline is replaced: it draws nothing more.
+  function stop() {
+    observer.disconnect();
+    lists = [];
+  }
+
   return {
+    everyKind: everyKind, stop: stop,
     SESSIONS: SESSIONS, filter: filter, el: el, fmt: fmt, short: short, oneLine: oneLine,
     lists: function () { return lists; }, mountList: mountList, page: page, showAt: showAt,
     showAll: showAll,
