@@ -19,15 +19,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from transcripts.model import Event, Kind, Session, parse_timestamp
+from transcripts.parsers.formats import ToolArguments, tool_arguments
 
-PATH_KEYS = ("file_path", "filePath", "path", "filename", "target_file")
-CONTENT_KEYS = ("content", "contents", "file_text", "text")
-REPLACEMENT_KEYS = (
-    ("old_string", "new_string"),
-    ("oldString", "newString"),
-    ("old_str", "new_str"),
-)
-COMMAND_KEYS = ("command", "cmd", "script")
 _HEREDOC = re.compile(
     r"""cat\s+(?:>\s*(?P<out1>[^\s<;&|]+)\s*<<-?\s*(?P<q1>['"]?)(?P<tag1>\w+)(?P=q1)"""
     r"""|<<-?\s*(?P<q2>['"]?)(?P<tag2>\w+)(?P=q2)\s*>\s*(?P<out2>[^\s;&|]+))[^\n]*\n"""
@@ -81,16 +74,18 @@ def rebuild_lineage(session: Session, *, target: str = "solution.py") -> Lineage
     failed = _failed_calls(session)
     clock = _Clock(session)
     state: str | None = None
+    names = tool_arguments(session.format)
     for event in _in_order(session):
         clock.see(event)
         if event.kind != Kind.TOOL_CALL or event.call_id in failed:
             continue
-        change = _change(event, target, state)
+        change = _change(event, target, state, names)
         if change is None:
             continue
         how, content, note = change
         state = content
-        _append(lineage, event, clock, how=how, content=content, note=note)
+        path = _path_of(event, names) or target
+        _append(lineage, event, clock, path=path, how=how, content=content, note=note)
     return lineage
 
 
@@ -139,7 +134,9 @@ class _Clock:
         return round((self.now - self.start).total_seconds(), 3)
 
 
-def _append(lineage: Lineage, event: Event, clock: _Clock, *, how, content, note) -> None:
+def _append(
+    lineage: Lineage, event: Event, clock: _Clock, *, path: str, how, content, note
+) -> None:
     digest = sha256_text(content) if content is not None else None
     last = lineage.final
     if last is not None and digest is not None and last.sha256 == digest:
@@ -147,7 +144,7 @@ def _append(lineage: Lineage, event: Event, clock: _Clock, *, how, content, note
     lineage.versions.append(
         Version(
             index=len(lineage.versions),
-            path=_path_of(event) or lineage.target,
+            path=path,
             content=content,
             sha256=digest,
             tool=event.tool_name or "",
@@ -181,19 +178,19 @@ def _failed_calls(session: Session) -> set[str]:
 Change = tuple[str, str | None, str]  # (how, content or None, note)
 
 
-def _change(event: Event, target: str, state: str | None) -> Change | None:
+def _change(event: Event, target: str, state: str | None, names: ToolArguments) -> Change | None:
     arguments = event.arguments
     patch = _patch_text(arguments)
     if patch is not None:
         return _patched(patch, target, state)
-    command = _command_text(arguments)
+    command = _command_text(arguments, names)
     if command is not None:
         return _shell(command, target)
-    if not matches(_path_of(event), target):
+    if not matches(_path_of(event, names), target):
         return None
     if isinstance(arguments, dict):
         for rule in (_whole_write, _replacements, _multi_edit):
-            change = rule(arguments, state)
+            change = rule(arguments, state, names)
             if change is not None:
                 return change
     if event.diff:
@@ -210,40 +207,40 @@ def matches(path: str | None, target: str) -> bool:
     return path == target or path.endswith("/" + target)
 
 
-def _path_of(event: Event) -> str | None:
+def _path_of(event: Event, names: ToolArguments) -> str | None:
     if event.file_path:
         return event.file_path
     arguments = event.arguments
     if isinstance(arguments, dict):
-        for key in PATH_KEYS:
+        for key in names.paths:
             if isinstance(arguments.get(key), str):
                 return arguments[key]
     return None
 
 
-def _whole_write(arguments: dict, state: str | None) -> Change | None:
-    if any(old in arguments for old, _ in REPLACEMENT_KEYS):
+def _whole_write(arguments: dict, state: str | None, names: ToolArguments) -> Change | None:
+    if any(old in arguments for old, _ in names.replacements):
         return None
-    for key in CONTENT_KEYS:
+    for key in names.contents:
         if isinstance(arguments.get(key), str):
             return "write", arguments[key], ""
     return None
 
 
-def _replacements(arguments: dict, state: str | None) -> Change | None:
-    for old_key, new_key in REPLACEMENT_KEYS:
+def _replacements(arguments: dict, state: str | None, names: ToolArguments) -> Change | None:
+    for old_key, new_key in names.replacements:
         old, new = arguments.get(old_key), arguments.get(new_key)
         if isinstance(old, str) and isinstance(new, str):
             return _replace(state, old, new, every=_replace_all(arguments))
     return None
 
 
-def _multi_edit(arguments: dict, state: str | None) -> Change | None:
+def _multi_edit(arguments: dict, state: str | None, names: ToolArguments) -> Change | None:
     edits = arguments.get("edits")
     if not isinstance(edits, list):
         return None
     for edit in edits:
-        change = _replacements(edit, state) if isinstance(edit, dict) else None
+        change = _replacements(edit, state, names) if isinstance(edit, dict) else None
         if change is None or change[1] is None:
             return "edit", None, "a MultiEdit step could not be applied"
         state = change[1]
@@ -361,10 +358,10 @@ def _find(lines: list[str], block: list[str], start: int) -> int | None:
 # shell -----------------------------------------------------------------------------------------
 
 
-def _command_text(arguments: Any) -> str | None:
+def _command_text(arguments: Any, names: ToolArguments) -> str | None:
     if not isinstance(arguments, dict):
         return None
-    for key in COMMAND_KEYS:
+    for key in names.commands:
         value = arguments.get(key)
         if isinstance(value, str):
             return value

@@ -11,6 +11,7 @@ import re
 
 from transcripts.figures import turns
 from transcripts.model import Event, Kind, Session, Usage, parse_timestamp
+from transcripts.parsers.formats import tool_arguments
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 _USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
@@ -19,7 +20,8 @@ _USAGE_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
 def build_payload(session: Session) -> dict:
     builder = _Builder()
     builder.add_session(session, parent=None, depth=0)
-    return {"sessions": builder.sessions}
+    # the arguments that sum a tool call up, in order (the format registry's, per CLI)
+    return {"sessions": builder.sessions, "args": list(tool_arguments(session.format).summary)}
 
 
 def dump_payload(payload: dict) -> str:

@@ -93,7 +93,7 @@ def head_payload(payload: dict) -> dict:
         shown = {key: value for key, value in event.items() if key != "ch"}
         size += len(json.dumps(shown, separators=(",", ":")))
         events.append(shown)
-    return {"sessions": [{**main, "ev": events}], "of": len(main["ev"])}
+    return {"sessions": [{**main, "ev": events}], "of": len(main["ev"]), "args": payload["args"]}
 
 
 def embedded_payload(html: str) -> dict:

@@ -76,3 +76,29 @@ def test_an_unknown_file_is_refused_with_every_format_named(tmp_path):
     with pytest.raises(ValueError, match="no known transcript format") as refused:
         parse_files([path])
     assert all(label in str(refused.value) for _, label in format_choices())
+
+
+@pytest.mark.parametrize("path", ONE_OF_EACH, ids=lambda p: p.name)
+def test_each_formats_tool_argument_names_reach_the_viewer_from_the_registry(path):
+    from transcripts.parsers.formats import FORMATS_BY_NAME, ToolArguments
+    from transcripts.payload import build_payload
+
+    session = parse_files([path])
+    names = FORMATS_BY_NAME[session.format].arguments
+    assert isinstance(names, ToolArguments) and names.paths and names.commands
+    assert build_payload(session)["args"] == list(names.summary)
+
+
+def test_lineage_reads_a_clis_own_argument_names():
+    """opencode's edit names its arguments filePath/oldString/newString; Claude Code's Edit
+    file_path/old_string/new_string: each session's lineage follows its own CLI's names."""
+    from transcripts.lineage import rebuild_lineage
+    from transcripts.model import Event, Kind, Session
+
+    def edit(arguments: dict) -> Event:
+        return Event(kind=Kind.TOOL_CALL, id="e1", tool_name="edit", arguments=arguments)
+
+    write = {"filePath": "solution.py", "content": "x = 1\n"}
+    for fmt, expected in (("opencode-json", 1), ("claude-jsonl", 0)):
+        session = Session(id="s", harness="h", format=fmt, events=[edit(write)])
+        assert len(rebuild_lineage(session).versions) == expected, fmt

@@ -239,8 +239,10 @@ def test_a_large_payload_is_embedded_gzipped_and_reads_back_whole(monkeypatch):
     session = parse_files([EDITS])
     plain = render_html(session, context={})
     monkeypatch.setattr(render, "PACK_ABOVE_CHARS", 1000)
+    monkeypatch.setattr(render, "HEAD_CHARS", 2000)  # the first events, drawn before unpacking
     packed = render_html(session, context={})
     assert DATA_OPEN not in packed and 'id="run-data-gz"' in packed
+    assert packed.index('id="run-data-head"') < packed.index('id="run-data-gz"')
     assert len(packed) < len(plain) / 2
     assert render.embedded_payload(packed) == render.embedded_payload(plain)
     assert render.embedded_payload(plain) == json.loads(data_block(plain))

@@ -3,7 +3,7 @@
   // A page carries its data as plain JSON, or, past a size, as base64 of gzipped JSON (a third
   // of the bytes to load): that is unpacked after the load event, then the timeline starts.
   function start(data) {
-    ArenaViewer = arenaViewer(data.sessions);
+    ArenaViewer = arenaViewer(data.sessions, data.args);
     arenaNav(ArenaViewer);
     document.body.dataset.ready = '1';
     performance.mark('timeline-ready');
@@ -19,7 +19,7 @@
   // A packed page's first events, drawn while the rest unpacks: the timeline alone, without
   // search, filters or subagents, under a note that says so.
   function preview(head) {
-    var V = arenaViewer(head.sessions);
+    var V = arenaViewer(head.sessions, head.args);
     V.everyKind();
     var note = document.createElement('p');
     note.className = 'muted unpacking';

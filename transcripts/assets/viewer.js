@@ -1,7 +1,7 @@
 var ArenaViewer = null;
 
 // The timeline over the run's sessions (the page's data, already decoded by viewer-boot.js).
-function arenaViewer(SESSIONS) {
+function arenaViewer(SESSIONS, ARG_KEYS) {
   'use strict';
   // Untrusted strings only ever reach the DOM through textContent (markdown included: see
   // viewer-md.js); nothing is ever assigned to innerHTML.
@@ -204,13 +204,10 @@ function arenaViewer(SESSIONS) {
     return '';
   }
 
-  var ARG_KEYS = ['command', 'cmd', 'file_path', 'filePath', 'path', 'pattern', 'query', 'url',
-    'description', 'prompt', 'skill', 'subagent_type'];
-
   function argSummary(a) {
     if (a === undefined || a === null) return '';
     if (typeof a !== 'object') return oneLine(a, 160);
-    for (var n = 0; n < ARG_KEYS.length; n++) {
+    for (var n = 0; n < (ARG_KEYS || []).length; n++) {
       var v = a[ARG_KEYS[n]];
       if (typeof v === 'string' && v) return oneLine(v, 160);
     }
