@@ -12,8 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_image_installs_the_torch_the_gpu_grades_ran():
     results = (ROOT / "bench" / "results" / "peer_regrade_h100.jsonl").read_text().splitlines()
     graded = {
-        json.loads(line)["result"]["environment"].get("torch", "").split("+")[0]
-        for line in results
+        json.loads(line)["result"]["environment"].get("torch", "").split("+")[0] for line in results
     }
     dockerfile = re.search(r"ARG TORCH_VERSION=([\w.]+)", (ROOT / "Dockerfile").read_text())
     assert graded - {""} == {dockerfile.group(1)}

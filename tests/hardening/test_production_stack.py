@@ -181,12 +181,9 @@ def nginx_command(port: int, *, upstream: int) -> list[str]:
     return [nginx, "-p", str(scratch), "-c", str(conf), "-g", "daemon off;"]
 
 
-def upload_example(base: str, token: str) -> dict:
-    files = [
-        ("solution", ("solution.py", (EXAMPLE / "solution.py").read_bytes())),
-        ("transcript", ("transcript.jsonl", (EXAMPLE / "transcript.jsonl").read_bytes())),
-    ]
-    fields = {
+def example_fields() -> dict:
+    """The example run's form fields (its files aside)."""
+    return {
         "problem": "softmax",
         "model": "claude-opus-4-5",
         "harness": "claude-code",
@@ -194,8 +191,19 @@ def upload_example(base: str, token: str) -> dict:
         "effort": "high",
         "metadata": (EXAMPLE / "metadata.json").read_text(),
     }
+
+
+def upload_example(base: str, token: str) -> dict:
+    files = [
+        ("solution", ("solution.py", (EXAMPLE / "solution.py").read_bytes())),
+        ("transcript", ("transcript.jsonl", (EXAMPLE / "transcript.jsonl").read_bytes())),
+    ]
     response = requests.post(
-        f"{base}/api/v1/runs/", data=fields, files=files, headers=headers(token), timeout=60
+        f"{base}/api/v1/runs/",
+        data=example_fields(),
+        files=files,
+        headers=headers(token),
+        timeout=60,
     )
     assert response.status_code == 201, response.text
     return response.json()
@@ -306,13 +314,7 @@ def _upload_form(*, transcript_bytes: int) -> tuple[bytes, str]:
     """The example run's upload with its transcript repeated to `transcript_bytes`."""
     lines = (EXAMPLE / "transcript.jsonl").read_bytes()
     transcript = lines * (transcript_bytes // len(lines) + 1)
-    fields = {
-        "problem": "softmax",
-        "model": "claude-opus-4-5",
-        "harness": "claude-code",
-        "hardware": "cpu",
-        "effort": "high",
-        "metadata": (EXAMPLE / "metadata.json").read_text(),
+    fields = example_fields() | {
         "solution": ("solution.py", (EXAMPLE / "solution.py").read_bytes()),
         "transcript": ("transcript.jsonl", transcript[:transcript_bytes]),
     }
