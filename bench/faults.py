@@ -4,10 +4,12 @@ Starts a private PostgreSQL cluster (port 5441) and a private Redis that keeps n
 (port 6391), N workers on the CPU target's queue, then uploads runs in bursts through
 ``services.runs.create_run`` while it SIGKILLs workers at random moments (a busy one when there is
 one; each is started again, as a supervisor would), restarts Redis and PostgreSQL (each just after
-a burst), and sweeps as beat would. Then it counts runs lost (no finished
-evaluation), evaluations graded twice (the workers' own "evaluation N graded:" lines), runs stuck
-(queued or running after a whole sweeper period with no progress) and the time to recover after
-each fault. Run from the repository root:
+a burst), while docker-compose.yml's beat command (beat and the sweep queue's worker) sweeps as in
+production: evaluations whose worker died, and transcript parsings whose message was lost. Then it
+counts runs lost (no finished evaluation), evaluations graded twice (the workers' own "evaluation
+N graded:" lines), runs stuck (queued or running after a whole sweeper period with no progress),
+transcripts stuck (still pending) and the time to recover after each fault. Run from the
+repository root:
 
     python bench/faults.py --runs 40 --workers 3 --kills 20 --out OUT
 
@@ -16,12 +18,12 @@ standing for a grade of ``--grade-s`` seconds; ``--engine real`` runs the real e
 """
 
 import argparse
-import dataclasses
 import io
 import json
 import logging
 import os
 import random
+import re
 import shlex
 import shutil
 import signal
@@ -35,6 +37,7 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
+import yaml
 from scaleout import GRADED, SOLUTIONS, TRANSCRIPT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,6 +200,7 @@ def _configure(args, redis_server: Redis, pg: Postgres) -> None:
         ARENA_EVAL_LEASE_S=str(LEASE_S),
         ARENA_EVAL_HEARTBEAT_S=str(HEARTBEAT_S),
         ARENA_EVAL_REQUEUE_AFTER_S=str(REQUEUE_AFTER_S),
+        ARENA_SWEEP_EVERY_S=str(SWEEP_EVERY_S),
         ARENA_GPU_LOCK_DIR=str(args.out / "gpu-locks"),
         FAKE_ENGINE_LOG=str(args.out / "logs" / "engine.log"),
         LOG_LEVEL="INFO",
@@ -218,13 +222,15 @@ def _bench(args, redis_server: Redis, pg: Postgres) -> dict:
     seed_registry()
     call_command("sync_problems", verbosity=0, stdout=io.StringIO())
     workers = Workers(args.workers, args.out / "logs")
-    faults = Faults(args, workers, redis_server, pg)
+    sweeper = Sweeper(args.out / "logs" / "beat.log")
+    faults = Faults(args, workers, sweeper, redis_server, pg)
     try:
         started = time.time()
         runs = faults.play(_schedule(args))
         settled = faults.settle(runs, started + args.timeout_s)
     finally:
         workers.stop_all()
+        sweeper.stop()
     return _report(args, runs, faults, settled, started)
 
 
@@ -298,16 +304,67 @@ class Workers:
                     process.wait()
 
 
-class Faults:
-    """Plays the schedule, sweeping as beat would, and follows each fault to its recovery."""
+class Sweeper:
+    """docker-compose.yml's beat command: beat, and the one worker of the sweep queue; started
+    again if it ever ends (as a supervisor would), never killed on purpose."""
 
-    def __init__(self, args, workers: Workers, redis_server: Redis, pg: Postgres) -> None:
-        self.args, self.workers, self.redis, self.pg = args, workers, redis_server, pg
+    def __init__(self, log: Path) -> None:
+        command = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["beat"]
+        self.command = shlex.split(" ".join(command["command"].split()))
+        self.command[0:1] = [sys.executable, "-m", "celery"]
+        self.log, self.starts = log, 0
+        self.process = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen:
+        self.starts += 1
+        with open(self.log, "ab") as out:
+            return subprocess.Popen(
+                [*self.command, "--loglevel", "INFO"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=self.log.parent,  # beat's schedule file
+            )
+
+    def ensure_running(self) -> None:
+        if self.process.poll() is not None:
+            self.process = self._spawn()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+    def report(self) -> dict:
+        """What the sweeps did, from the sweep worker's log."""
+        text = self.log.read_text(errors="replace")
+        resent = [
+            int(n) for n in re.findall(r"sweeper: (\d+) transcript parsings sent again", text)
+        ]
+        return {
+            "process_starts": self.starts,
+            "sweeps": len(
+                re.findall(r"Task submissions\.sweep_evaluations\[[^]]+\] succeeded", text)
+            ),
+            "sweeps_that_acted": text.count("sweeper: SweepReport("),
+            "transcript_resends": sum(resent),
+        }
+
+
+class Faults:
+    """Plays the schedule while the sweeper runs, and follows each fault to its recovery."""
+
+    def __init__(
+        self, args, workers: Workers, sweeper: Sweeper, redis_server: Redis, pg: Postgres
+    ) -> None:
+        self.args, self.workers, self.sweeper = args, workers, sweeper
+        self.redis, self.pg = redis_server, pg
         self.rng = random.Random(args.seed + 1)
         self.log: list[dict] = []
         self.upload_retries = 0
-        self.swept: Counter = Counter()
-        self.last_sweep = 0.0
 
     def play(self, schedule: list[tuple[float, str]]) -> list:
         runs, start = [], time.monotonic()
@@ -323,10 +380,7 @@ class Faults:
 
     def tick(self) -> None:
         self.workers.respawn_due()
-        if time.monotonic() - self.last_sweep >= SWEEP_EVERY_S:
-            self.last_sweep = time.monotonic()
-            if report := _guarded(_sweep):
-                self.swept.update(dataclasses.asdict(report))
+        self.sweeper.ensure_running()
         _guarded(self.follow)
 
     def upload(self, n: int):
@@ -406,14 +460,15 @@ class Faults:
                 fault["done_at"] = now
 
     def settle(self, runs, deadline: float) -> dict:
-        """Sweep until every run is finished, or nothing changed for a whole sweeper period."""
+        """Wait until every run is finished and its transcript parsed, or nothing changed for a
+        whole sweeper period."""
         last, changed = None, time.monotonic()
         while time.time() < deadline:
             self.tick()
             state = _guarded(lambda: _progress(runs))
             if state is not None and state != last:
                 last, changed = state, time.monotonic()
-            if state and state[0] == len(runs):
+            if state and state[0] == len(runs) and state[2] == 0:
                 return {"all_finished": True, "quiet_s": None}
             if time.monotonic() - changed > QUIET_S:
                 return {"all_finished": False, "quiet_s": QUIET_S}
@@ -439,12 +494,6 @@ def _reconnect() -> None:
     connection.close()
 
 
-def _sweep():
-    from submissions.services.evaluations import sweep
-
-    return sweep()
-
-
 def _running() -> dict:
     from submissions.models import Evaluation
 
@@ -457,12 +506,14 @@ def _index(host: str) -> int:
     return int(host.removeprefix("cpu").partition("@")[0])
 
 
-def _progress(runs) -> tuple[int, int]:
-    from submissions.models import Evaluation
+def _progress(runs) -> tuple[int, int, int]:
+    """Runs finished, attempts made, transcripts still pending."""
+    from submissions.models import Evaluation, Run
 
     mine = Evaluation.objects.filter(run__in=runs)
     finished = mine.filter(status__in=FINISHED).values("run_id").distinct().count()
-    return finished, sum(mine.values_list("attempts", flat=True))
+    pending = Run.objects.filter(pk__in=[run.pk for run in runs], transcript_status="pending")
+    return finished, sum(mine.values_list("attempts", flat=True)), pending.count()
 
 
 def _upload(args, n: int):
@@ -510,8 +561,9 @@ def _report(args, runs, faults: Faults, settled: dict, started: float) -> dict:
         **_outcome(args, runs, evaluations),
         "run_status": _tally(runs, "status"),
         "transcripts": _tally(runs, "transcript_status"),
+        "stuck_transcripts": _tally(runs, "transcript_status").get("pending", 0),
         "upload_retries": faults.upload_retries,
-        "swept": dict(faults.swept),
+        "swept": faults.sweeper.report(),
         "engine_starts": _engine_starts(args) if args.engine == "fake" else None,
         "faults": recovery,
         "recovery": _by_kind(recovery),
@@ -617,6 +669,9 @@ def _headline(report: dict) -> dict:
         "stuck",
         "graded_twice",
         "gave_up",
+        "stuck_transcripts",
+        "transcripts",
+        "swept",
         "settled",
         "recovery",
         "load_average",
