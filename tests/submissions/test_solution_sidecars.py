@@ -190,7 +190,7 @@ def engine_looking_at(look):
     """A stand-in for the engine's process: `look` gets what --solution names, then an ok
     result is written where --json says."""
 
-    def supervise(command, *, on_tick):
+    def supervise(command, *, on_tick, log=None):
         look(Path(command[command.index("--solution") + 1]))
         result = EvaluationResult(problem="p", problem_version="v", device="cpu", verdict="ok")
         Path(command[command.index("--json") + 1]).write_text(json.dumps(result.to_dict()))
