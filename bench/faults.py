@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
-from scaleout import GRADED, SOLUTIONS, TRANSCRIPT
+from scaleout import GRADED, SOLUTIONS, TRANSCRIPT, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_ENGINE = ROOT / "tests" / "workers" / "fake_engine.py"
@@ -294,14 +294,7 @@ class Workers:
         return [i for i in range(len(self.processes)) if i not in self.dead]
 
     def stop_all(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+        stop(*self.processes, grace_s=20)
 
 
 class Sweeper:
@@ -331,12 +324,7 @@ class Sweeper:
             self.process = self._spawn()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+        stop(self.process, grace_s=20)
 
     def report(self) -> dict:
         """What the sweeps did, from the sweep worker's log."""

@@ -41,7 +41,7 @@ def render_html(session: Session, *, context: dict) -> str:
     )
     body = _body(session, context=context, title=title, totals=payload["sessions"][0]["tot"])
     text = dump_payload(payload)
-    head = head_payload(payload) if len(text) > PACK_ABOVE_CHARS else None
+    head = head_payload(payload) if packs(text) else None
     del payload
     data = data_block(text, head=head)
     return "".join(
@@ -72,10 +72,15 @@ _PACKED = '<script type="application/octet-stream" id="run-data-gz">'
 _HEAD = '<script type="application/json" id="run-data-head">'
 
 
+def packs(data: str) -> bool:
+    """Whether a page embeds the payload JSON ``data`` gzipped."""
+    return len(data) > PACK_ABOVE_CHARS
+
+
 def data_block(data: str, *, head: dict | None = None) -> str:
     """The page's data element for the payload JSON ``data`` (ASCII, safe inside a script);
     a packed one is preceded by ``head`` where given (``head_payload``)."""
-    if len(data) <= PACK_ABOVE_CHARS:
+    if not packs(data):
         return f"{_PLAIN}{data}</script>"
     packed = gzip.compress(data.encode("ascii"), compresslevel=1, mtime=0)
     first = f"{_HEAD}{dump_payload(head)}</script>" if head else ""

@@ -281,7 +281,7 @@ def test_slow_clients_hold_nginx_not_gunicorn_and_a_slow_big_upload_finishes(sta
         body, content_type = _upload_form(transcript_bytes=20 * 2**20)
         response = requests.post(
             f"{base}/api/v1/runs/",
-            data=_Trickle(body, bytes_per_s=512 * 1024),
+            data=_Trickle(body, bytes_per_s=500_000),  # 0.5 MB/s
             headers=headers(token) | {"Content-Type": content_type},
             timeout=120,
         )

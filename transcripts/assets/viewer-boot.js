@@ -7,6 +7,12 @@
     arenaNav(ArenaViewer);
     document.body.dataset.ready = '1';
     performance.mark('timeline-ready');
+    firstEvents();
+  }
+
+  // When the first events were drawn: by the preview of a packed page, else by the timeline.
+  function firstEvents() {
+    if (!performance.getEntriesByName('first-events').length) performance.mark('first-events');
   }
 
   function bytes(b64) {
@@ -29,7 +35,7 @@
       'filters and subagents then work)\u2026';
     timeline.parentNode.insertBefore(note, timeline);
     V.mountList(timeline, 0);
-    performance.mark('first-events');
+    firstEvents();
     return { end: function () { V.stop(); note.remove(); }, note: note };
   }
 
@@ -37,7 +43,6 @@
   var plain = document.getElementById('run-data');
   if (plain) {
     start(JSON.parse(plain.textContent));
-    performance.mark('first-events');
     return;
   }
   var packed = document.getElementById('run-data-gz');
@@ -54,7 +59,6 @@
     if (shown) shown.end();
     timeline.textContent = '';
     start(data);
-    if (!head) performance.mark('first-events');
   }).catch(function (error) {
     var message = 'The transcript data could not be unpacked: ' + error;
     if (shown) shown.note.textContent = message + ' (the first events are shown)';

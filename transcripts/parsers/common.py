@@ -303,13 +303,13 @@ def orphan_kind(key: str, agent: Session, *, too_deep: bool = False) -> str:
     """What an agent hung at the top level is, for its label: Claude Code's compaction and
     warm-up agents run without a spawning tool call (a compaction agent's id says so,
     ``acompact-...``; a warm-up agent's one prompt is "Warmup")."""
-    names = f"{key} {agent.agent_type or ''}".lower()
-    prompts = [e.text.strip() for e in agent.events if e.kind == Kind.USER and e.text]
     if too_deep:
         return "subagent spawned too deep"
+    names = f"{key} {agent.agent_type or ''}".lower()
     if "compact" in names:
         return "compaction agent"
-    if "warmup" in names or prompts[:1] == ["Warmup"]:
+    prompt = next((e.text.strip() for e in agent.events if e.kind == Kind.USER and e.text), "")
+    if "warmup" in names or prompt == "Warmup":
         return "warm-up agent"
     return "subagent without a spawning call"
 
