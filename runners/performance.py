@@ -65,6 +65,13 @@ COMPUTE_ROUNDS = 6
 # fresh process, up to this many times its rounds in all. On CUDA only: the CPU's one round
 # gives no estimate, and CPU grades are never ranked.
 MORE_ROUNDS = {"cuda": 2, "cpu": 1}
+# A shape whose round shows escaped device work and nothing else (`scoring.disturbed_only`) is
+# timed again, once, in a fresh process, up to this many times a grade, before it is rejected:
+# on 4xH100 with a grade on every GPU, 3 of 4 real fp8 GEMMs (one Triton kernel each) read
+# 1.5-1.6x more device time after the call than during it in one round of six, and passed alone
+# on one GPU (docs/benchmarks.md, "Fourth session"). A solution sending work to a stream of its
+# own escapes on every attempt.
+RETIMES = 2
 # torch.compile on CPU needs a C++ toolchain and seconds per shape; the CPU target is never
 # ranked, so its speedup is over eager only.
 # "library" times reference.py's optional Library module (cuBLAS, SDPA, torch.topk...): the
@@ -147,6 +154,8 @@ class Performance:
         varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
         for plan in plans:
             problems = self._time_candidate(plan, varied, samples[plan.id], gate)
+            if scoring.disturbed_only(problems) and len(gate.details.get("retimed", [])) < RETIMES:
+                problems = self._retime(plan, index, problems[0], settings, samples, gate)
             if problems:
                 raise GateFailure(
                     Verdict.TIMING_REJECTED,
@@ -154,6 +163,25 @@ class Performance:
                     {"problems": problems if plan.set != "hidden" else []},
                 )
         return varied
+
+    def _retime(
+        self,
+        plan: ShapePlan,
+        index: int,
+        problem: str,
+        settings: Settings,
+        samples: dict[str, list[list[float]]],
+        gate: GateResult,
+    ) -> list[str]:
+        """Time `plan`'s round again in a fresh process with fresh inputs, the disturbed
+        attempt's samples dropped; returns the new attempt's problems."""
+        samples[plan.id].pop()
+        retimed = gate.details.setdefault("retimed", [])
+        shown = problem if plan.set != "hidden" else ""  # a held-out shape's times stay here
+        retimed.append({"shape": plan.name, "round": index + 1, "problem": shown})
+        self.grading.restart_candidate()
+        again = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
+        return self._time_candidate(plan, again, samples[plan.id], gate)
 
     @property
     def _follows_clock(self) -> bool:
