@@ -23,6 +23,8 @@ def disturbed_only(problems: Sequence[str]) -> bool:
     synchronize returning): such a shape is timed again before it is rejected. Work a solution
     sends to streams of its own escapes on every attempt."""
     return bool(problems) and all(problem.startswith(ESCAPED) for problem in problems)
+
+
 # Kernels can beat bytes/bandwidth a little when their output writes are still in L2 at the
 # end event; anything faster than this share of the speed of light is impossible.
 SOL_MARGIN = 0.8
