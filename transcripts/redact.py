@@ -5,14 +5,19 @@ commands; any key that reaches a public transcript page is leaked. Known key sha
 wherever they appear; ``NAME_API_KEY=value``-style assignments lose a value that looks like a
 credential (``looks_secret``), not a reference to one in code or a placeholder.
 
-Transcripts run to tens of megabytes, so each rule only runs where a plain substring search
-(fast, in C) found its literal start; one big case-insensitive regex took 20 s on 50 MB.
+Transcripts run to hundreds of megabytes, so each rule only runs where its literal start was
+found, and every literal is found in one pass over the lower-cased text (an Aho-Corasick
+automaton, pyahocorasick): one big case-insensitive regex took 20 s on 50 MB, and a substring
+search per literal (36 of them) 2.2 s of the 2.9 s redaction of a 200 MB session
+(docs/benchmarks.md, "Transcripts").
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+import ahocorasick
 
 from transcripts.model import Session
 
@@ -41,9 +46,6 @@ _SHAPES = [
     ("url-password", "://", r"://[^/\s:@]{1,200}:(?P<value>[^/\s@]{3,200})@"),
 ]
 _COMPILED_SHAPES = [(kind, re.compile(rx)) for kind, _, rx in _SHAPES]
-_LITERALS = [
-    (literal, index) for index, shape in enumerate(_SHAPES) for literal in shape[1].split()
-]
 
 # Credentials introduced by a name, matched where a plain search found one of these words.
 _SECRET_WORDS = "api[_-]?key|token|secret(?:[_-]?key)?|password|passwd|access[_-]?key"  # noqa: S105
@@ -65,9 +67,38 @@ _WORDS += ("access-key", "accesskey", "bearer")
 _NAME_ONLY = re.compile(rf"(?i:^[A-Za-z0-9_.-]*(?:{_SECRET_WORDS})$)")
 
 
-def _shape_spans(text: str) -> list[tuple[int, int, str]]:
-    spans = []
-    for index in sorted({index for literal, index in _LITERALS if literal in text}):
+def _automaton() -> ahocorasick.Automaton:
+    """Every literal, lower-cased, to what it starts: the index of a key shape (its pattern,
+    case-sensitive, then runs over the whole text) or a secret's name (its value is read where
+    it was found)."""
+    found: dict[str, list[tuple[str, Any]]] = {}
+    for index, (_, literals, _) in enumerate(_SHAPES):
+        for literal in literals.split():
+            found.setdefault(literal.lower(), []).append(("shape", index))
+    for word in _WORDS:
+        found.setdefault(word, []).append(("word", word))
+    automaton = ahocorasick.Automaton()
+    for literal, starts in found.items():
+        automaton.add_word(literal, starts)
+    automaton.make_automaton()
+    return automaton
+
+
+_TRIGGERS = _automaton()
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    lower = text.lower()
+    if len(lower) != len(text):  # a few characters lower-case to two; positions would drift
+        lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    shapes, spans = set(), []
+    for end, starts in _TRIGGERS.iter(lower):
+        for kind, item in starts:
+            if kind == "shape":
+                shapes.add(item)
+            else:
+                spans += _named_span(text, lower, end + 1 - len(item), item)
+    for index in sorted(shapes):
         kind, pattern = _COMPILED_SHAPES[index]
         for match in pattern.finditer(text):
             group = "value" if "value" in pattern.groupindex else 0
@@ -75,26 +106,18 @@ def _shape_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def _named_spans(text: str) -> list[tuple[int, int, str]]:
-    spans = []
-    lower = text.lower()
-    if len(lower) != len(text):  # a few characters lower-case to two; positions would drift
-        lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    for word in _WORDS:
-        start = lower.find(word)
-        while start != -1:
-            after = lower[start + len(word) : start + len(word) + 1]
-            if (after.isalnum() or after == "_") and word[0] in "tb":
-                start = lower.find(word, start + len(word))
-                continue  # "tokens", "token_count": not a name of a secret
-            match = _NAMED_VALUE.match(text, start)
-            if match and looks_secret(word, match.group("value")):
-                spans.append((match.start("value"), match.end("value"), "secret"))
-            elif match := _BEARER.match(text, start):
-                kind = "secret" if word == "secret" else "bearer-token"
-                spans.append((match.start("value"), match.end("value"), kind))
-            start = lower.find(word, start + len(word))
-    return spans
+def _named_span(text: str, lower: str, start: int, word: str) -> list[tuple[int, int, str]]:
+    """The value given under the secret's name `word` found at `start`, if it is one."""
+    after = lower[start + len(word) : start + len(word) + 1]
+    if (after.isalnum() or after == "_") and word[0] in "tb":
+        return []  # "tokens", "token_count": not a name of a secret
+    match = _NAMED_VALUE.match(text, start)
+    if match and looks_secret(word, match.group("value")):
+        return [(match.start("value"), match.end("value"), "secret")]
+    if match := _BEARER.match(text, start):
+        kind = "secret" if word == "secret" else "bearer-token"
+        return [(match.start("value"), match.end("value"), kind)]
+    return []
 
 
 def looks_secret(name: str, value: str) -> bool:
@@ -112,7 +135,7 @@ def redact_text(text: str) -> str:
     """``text`` with every recognizable credential replaced by ``[REDACTED:<kind>]``."""
     if not text:
         return text
-    spans = sorted(_shape_spans(text) + _named_spans(text), key=lambda s: (s[0], -s[1]))
+    spans = sorted(_spans(text), key=lambda s: (s[0], -s[1]))
     if not spans:
         return text
     parts, done = [], 0
