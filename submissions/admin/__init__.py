@@ -19,9 +19,8 @@ from submissions.models import (
     TranscriptFile,
 )
 from submissions.models.evaluations import SHAPE_MEASURES
-from submissions.services import evaluations, lineage, queue, runs
+from submissions.services import evaluations, lineage, queue, registry, runs, tokens
 from submissions.services.evaluations import no_worker_message
-from submissions.services.tokens import revoke_token
 from submissions.templatetags.arena_format import score as score_text
 
 
@@ -36,6 +35,24 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class RegistryAdmin(admin.ModelAdmin):
+    """Registry entries maintainers edit here (models and their prices, harnesses, hardware
+    targets), written by ``services.registry.save_entries``, which refreshes the boards."""
+
+    def save_model(self, request, obj, form, change):
+        registry.save_entries(saved=[obj])
+
+    def delete_model(self, request, obj):
+        registry.save_entries(deleted=[obj])
+
+    def delete_queryset(self, request, queryset):
+        registry.save_entries(deleted=list(queryset))
+
+    def save_formset(self, request, form, formset, change):
+        saved = formset.save(commit=False)  # writes nothing: what to save and what to delete
+        registry.save_entries(saved=saved, deleted=formset.deleted_objects)
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -59,7 +76,7 @@ class ModelPriceInline(admin.TabularInline):
 
 
 @admin.register(LanguageModel)
-class LanguageModelAdmin(admin.ModelAdmin):
+class LanguageModelAdmin(RegistryAdmin):
     list_display = ["slug", "display_name", "provider", "release_date"]
     list_filter = ["provider"]
     search_fields = ["slug", "display_name", "provider"]
@@ -68,14 +85,14 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(Harness)
-class HarnessAdmin(admin.ModelAdmin):
+class HarnessAdmin(RegistryAdmin):
     list_display = ["slug", "name", "version", "transcript_format"]
     list_filter = ["transcript_format"]
     search_fields = ["slug", "name", "version"]
 
 
 @admin.register(HardwareTarget)
-class HardwareTargetAdmin(admin.ModelAdmin):
+class HardwareTargetAdmin(RegistryAdmin):
     list_display = ["slug", "name", "queue_name", "gpu_model", "device", "is_ranked"]
     list_filter = ["device", "is_ranked"]
     search_fields = ["slug", "name", "gpu_model"]
@@ -166,8 +183,14 @@ class RunAdmin(admin.ModelAdmin):
     def save_formset(self, request, form, formset, change):
         if formset.model is Annotation:
             review.save_annotations(request, formset)
-        else:
-            super().save_formset(request, form, formset, change)
+        else:  # read-only inlines: nothing to write, only what the change message reads
+            formset.save(commit=False)
+
+    def delete_model(self, request, obj):
+        runs.delete_runs(runs=Run.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        runs.delete_runs(runs=queryset)
 
     def has_add_permission(self, request):
         return False  # runs arrive through the API
@@ -289,8 +312,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # issued with `manage.py create_api_token`, which shows the token once
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # revoked instead: the row says who held it and until when
+
+    def save_model(self, request, obj, form, change):
+        tokens.rename_token(token=obj, name=obj.name)  # the one field not read-only
+
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):
         for token in queryset.filter(revoked_at__isnull=True):
-            revoke_token(token=token)
+            tokens.revoke_token(token=token)
         self.message_user(request, "Revoked.", messages.SUCCESS)

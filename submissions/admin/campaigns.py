@@ -29,6 +29,9 @@ class CampaignLaunchInline(admin.TabularInline):
     def has_add_permission(self, request, obj=None):
         return False
 
+    def has_change_permission(self, request, obj=None):
+        return False  # launches are the agent workers' to write
+
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
@@ -42,9 +45,17 @@ class CampaignAdmin(admin.ModelAdmin):
     actions = ["start", "retry_failed"]
 
     def save_model(self, request, obj, form, change):
-        if not change:
-            obj.created_by = request.user
-        super().save_model(request, obj, form, change)
+        matrix = {name: form.cleaned_data[name] for name in campaigns.MATRIX}
+        campaigns.save_campaign(campaign=obj, user=request.user, matrix=matrix)
+
+    def save_related(self, request, form, formsets, change):
+        pass  # the matrix is saved with the campaign; its launches are read-only
+
+    def delete_model(self, request, obj):
+        campaigns.delete_campaigns(campaigns=[obj])
+
+    def delete_queryset(self, request, queryset):
+        campaigns.delete_campaigns(campaigns=queryset)
 
     def get_queryset(self, request):
         counts = {

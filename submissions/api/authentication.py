@@ -1,10 +1,8 @@
 """``Authorization: Token <token>`` (or ``Bearer``) for the API; tokens are in services.tokens."""
 
-from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from submissions.models import ApiToken
-from submissions.services.tokens import find_active_token
+from submissions.services.tokens import find_active_token, note_use
 
 KEYWORDS = (b"token", b"bearer")
 
@@ -21,7 +19,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         token = find_active_token(parts[1].decode("latin-1"))
         if token is None or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        note_use(token=token)
         return token.user, token
 
     def authenticate_header(self, request) -> str:

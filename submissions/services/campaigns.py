@@ -42,6 +42,27 @@ class CampaignError(Exception):
     """The campaign cannot be started; the message says why."""
 
 
+MATRIX = ("harnesses", "language_models", "problems")
+
+
+def save_campaign(*, campaign: Campaign, user, matrix: dict[str, list]) -> Campaign:
+    """A maintainer's campaign as the admin's form left it, with its matrix (`MATRIX`: the
+    harnesses, models and problems it launches); a new one is recorded as `user`'s."""
+    with transaction.atomic():
+        if campaign.pk is None:
+            campaign.created_by = user
+        campaign.save()
+        for name in MATRIX:
+            getattr(campaign, name).set(matrix[name])
+    return campaign
+
+
+def delete_campaigns(*, campaigns) -> None:
+    """Campaigns and their launches; the runs they made stay (and count) like any other."""
+    for campaign in campaigns:
+        campaign.delete()
+
+
 def plan(campaign: Campaign) -> int:
     """Create the launches of the campaign's matrix that do not exist yet; how many."""
     harnesses = list(campaign.harnesses.all())

@@ -1,4 +1,5 @@
-"""Writes to the registry: the problem deck mirrored from the engine, and example entries."""
+"""Writes to the registry: the problem deck mirrored from the engine, example entries, a model
+registered by name, and maintainers' edits from the admin."""
 
 import datetime
 import json
@@ -186,6 +187,27 @@ def seed_registry() -> dict[str, int]:
         "harnesses": len(EXAMPLE_HARNESSES),
         "hardware": len(EXAMPLE_HARDWARE) + 1,
     }
+
+
+def register_model(*, slug: str, display_name: str, provider: str) -> LanguageModel:
+    """The model `slug`, registered with these names where it is new (an existing entry, which a
+    maintainer may have edited, is kept as it is)."""
+    model, _ = LanguageModel.objects.get_or_create(
+        slug=slug, defaults={"display_name": display_name, "provider": provider}
+    )
+    return model
+
+
+def save_entries(*, saved=(), deleted=()) -> None:
+    """A maintainer's edits of registry entries (models and their prices, harnesses, hardware
+    targets), saved and deleted together; every board is refreshed once they are committed,
+    since boards show the names and the targets."""
+    with transaction.atomic():
+        for entry in saved:
+            entry.save()
+        for entry in deleted:
+            entry.delete()
+    queue.refresh_boards_on_commit(hardware_ids=HardwareTarget.objects.values_list("pk", flat=True))
 
 
 def ensure_cpu_target() -> HardwareTarget:

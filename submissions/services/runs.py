@@ -279,6 +279,14 @@ def set_published(*, runs, published: bool) -> int:
     return count
 
 
+def delete_runs(*, runs) -> None:
+    """Runs a maintainer deletes, with their evaluations and transcripts (stored solutions stay:
+    other runs may share them); the boards they counted on are refreshed."""
+    hardware_ids = list(runs.values_list("hardware_id", flat=True).distinct())
+    runs.delete()
+    queue.refresh_boards_on_commit(hardware_ids=hardware_ids)
+
+
 def create_run_from_upload(data: dict, *, submitter) -> tuple[Run, bool]:
     """``create_run`` over the upload form's validated fields: loose files or one bundle."""
     with _run_files(data) as files:

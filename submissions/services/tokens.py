@@ -38,6 +38,17 @@ def revoke_token(*, token: ApiToken) -> None:
     token.save(update_fields=["revoked_at"])
 
 
+def rename_token(*, token: ApiToken, name: str) -> None:
+    """The label a maintainer gives a token (the host or agent it was issued for)."""
+    token.name = name
+    token.save(update_fields=["name"])
+
+
+def note_use(*, token: ApiToken) -> None:
+    """When the token last authenticated a request (shown to its owner and in the admin)."""
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+
+
 def find_active_token(plaintext: str) -> ApiToken | None:
     parts = plaintext.split("_", 2)
     if len(parts) != 3 or parts[0] != SCHEME_MARK:

@@ -1,9 +1,9 @@
 from datetime import timedelta
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
+from submissions.services.accounts import token_holder
 from submissions.services.tokens import issue_token
 
 
@@ -16,10 +16,8 @@ class Command(BaseCommand):
         parser.add_argument("--days", type=int, help="Expire the token after this many days")
 
     def handle(self, *args, username, name, days, **options):
-        user, created = get_user_model().objects.get_or_create(username=username)
+        user, created = token_holder(username)
         if created:
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
             self.stderr.write(f"created user {username}")
         expires_at = timezone.now() + timedelta(days=days) if days else None
         _, plaintext = issue_token(user=user, name=name, expires_at=expires_at)

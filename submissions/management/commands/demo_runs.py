@@ -13,15 +13,16 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions.models import Harness, LanguageModel, Problem, Run
+from submissions.models import Harness, Problem, Run
+from submissions.services.accounts import service_account
 from submissions.services.registry import (
     EngineError,
     engine_problems,
     ensure_cpu_target,
+    register_model,
     register_problems,
     seed_registry,
 )
@@ -31,8 +32,11 @@ from submissions.uploads import IncomingFile, RunFiles
 HONEST = Path(settings.BASE_DIR) / "tests" / "runners" / "solutions"
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "demo" / "transcripts.tar.gz"
 HARNESSES = ("claude-code", "codex-cli")
-MODEL = {"slug": "scripted-demo", "display_name": "Scripted model (demo)"}
-MODEL_DEFAULTS = {"provider": "Kernel Arena"}
+MODEL = {
+    "slug": "scripted-demo",
+    "display_name": "Scripted model (demo)",
+    "provider": "Kernel Arena",
+}
 # Skips the work: returns its input, so it fails correctness (or the strict state_dict load).
 LAZY_SOLUTION = """import torch.nn as nn
 
@@ -58,8 +62,8 @@ class Command(BaseCommand):
         except EngineError as error:
             raise CommandError(str(error)) from error
         seed_registry()
-        model, _ = LanguageModel.objects.get_or_create(**MODEL, defaults=MODEL_DEFAULTS)
-        submitter, _ = get_user_model().objects.get_or_create(username="demo")
+        model = register_model(**MODEL)
+        submitter = service_account("demo")
         recorded = _recorded_transcripts()
         for index, (slug, kind, code) in enumerate(examples(problem)):
             harness, transcripts = recorded.get(f"{slug}-{kind}", (harness_for(index), []))
