@@ -124,8 +124,12 @@ def _content_check(session, html: str) -> tuple[int, int]:
     return len(events), missing
 
 
+LOAD_TIMEOUT_MS = 120_000
+
+
 def browser_load(page: Path, *, ours: bool = True) -> dict:
     """Load-event time in headless Chromium; requests other than the page's own files fail."""
+    from playwright.sync_api import TimeoutError as PageTimeout
     from playwright.sync_api import sync_playwright
 
     args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -138,10 +142,16 @@ def browser_load(page: Path, *, ours: bool = True) -> dict:
             "**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort()
         )
         start = time.perf_counter()
-        tab.goto(page.as_uri(), wait_until="load", timeout=120_000)
+        try:
+            tab.goto(page.as_uri(), wait_until="load", timeout=LOAD_TIMEOUT_MS)
+        except PageTimeout:
+            if ours:
+                raise
+            browser.close()  # another viewer's page that never loads is a figure, not a crash
+            return {"load_event_ms": f"none within {LOAD_TIMEOUT_MS / 1e3:.0f} s"}
         wall = time.perf_counter() - start
         if ours:
-            tab.wait_for_selector("body[data-ready]", state="attached", timeout=120_000)
+            tab.wait_for_selector("body[data-ready]", state="attached", timeout=LOAD_TIMEOUT_MS)
         timing = tab.evaluate(_TIMING_JS)
         figures = {
             "load_event_ms": timing["load"],
