@@ -13,48 +13,12 @@ import numpy as np
 from django.http import QueryDict
 
 from submissions.boards import snapshot
+from submissions.boards.columns import ASCENDING_FIRST, COLUMNS, SORT_KEYS
 from submissions.boards.snapshot import BoardRow, BudgetCount, ConfigRef, ProblemRef, Records
 from submissions.models import HardwareTarget, Run
 
 LIST_FILTERS = ("harness", "model", "provider", "category", "budget")
 DATE_FILTERS = ("since", "until")
-SORT_KEYS = (
-    "rank",
-    "config_label",
-    "model_name",
-    "harness_name",
-    "provider",
-    "effort",
-    "score",
-    "ci_low",
-    "ci_high",
-    "attempted",
-    "pass_visible",
-    "pass_hidden",
-    "gap",
-    "speedup_eager",
-    "speedup_compile",
-    "fast_1",
-    "median_tokens",
-    "median_cost_usd",
-    "median_wall_s",
-    "runs",
-)
-# Where less is better (or reads in alphabetical order) the first click sorts ascending.
-ASCENDING_FIRST = frozenset(
-    {
-        "rank",
-        "config_label",
-        "model_name",
-        "harness_name",
-        "provider",
-        "effort",
-        "gap",
-        "median_tokens",
-        "median_cost_usd",
-        "median_wall_s",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -125,6 +89,7 @@ class Board:
     descending: bool
     budgets: list[BudgetCount]  # the declared budgets of the runs ranked, and their counts
     sort_keys: tuple[str, ...] = SORT_KEYS
+    columns: tuple = COLUMNS  # what the page draws (submissions.boards.columns)
 
     @property
     def mixes_budgets(self) -> bool:

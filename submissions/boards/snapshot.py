@@ -33,9 +33,10 @@ from submissions.models import (
     ShapeResult,
 )
 
-FORMAT_VERSION = 6  # 2: grader failures left out of the rows; 3: integrity exclusions;
+FORMAT_VERSION = 7  # 2: grader failures left out of the rows; 3: integrity exclusions;
 # 4: each run's declared budget and whether a verified campaign launched it, the budgets counted;
-# 5: the rows' fast_p curve; ranks never below a lower score; 6: the runs' provenance
+# 5: the rows' fast_p curve; ranks never below a lower score; 6: the runs' provenance;
+# 7: the rows' pass_all
 Verdict = Evaluation.Verdict
 
 # The matrix's failure chips. A run whose timing was rejected produced no time the board can

@@ -50,6 +50,7 @@ class Summary:
     pass_visible: float
     pass_hidden: float
     gap: float
+    pass_all: float  # share of runs that passed every gate (verdict ok)
     speedup_eager: float | None
     speedup_compile: float | None
     fast_1: float
@@ -74,6 +75,7 @@ def summarize(*, runs: RunArrays, problem_count: int, seed: int) -> Summary:
         pass_visible=visible,
         pass_hidden=hidden,
         gap=visible - hidden,
+        pass_all=share(runs.ok),
         speedup_eager=geomean(runs.speedup_eager[runs.ok]),
         speedup_compile=geomean(runs.speedup_compile[runs.ok]),
         fast_1=fast_p(runs=runs, problem_count=problem_count, threshold=1.0),
