@@ -1,6 +1,7 @@
-"""Every write to the database goes through ``submissions/services/`` (README, "Where things
-live"): the pages, the API, the admin, the commands and the demo call services. The code is
-walked for ORM writes elsewhere, and every admin that can change a row is held to services."""
+"""Every write to the database goes through ``submissions/services/`` (README, "Architecture";
+docs/architecture.md): the pages, the API, the admin, the commands and the demo call services.
+The code is walked for ORM writes elsewhere, and every admin that can change a row is held to
+services."""
 
 import ast
 from pathlib import Path
