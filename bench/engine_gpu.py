@@ -149,7 +149,7 @@ def command_accuracy(args: argparse.Namespace) -> dict:
     rotate through the same inputs and take medians, so where the inputs differ widely in cost
     the grade reads the middle one. `--variants` then times the middle input. With `--inputs
     seeds` it times seed 0's normal input alone, as every do_bench table of docs/benchmarks.md
-    before its paged_attention paragraph of 2026-11-25 (sixth session) did."""
+    does but "paged_attention on the grade's own inputs"."""
     import torch
     import triton.testing
 

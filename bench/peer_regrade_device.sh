@@ -1,6 +1,7 @@
 #!/bin/bash
 # One device call of the peer re-grade, on a GPU host with neither PostgreSQL nor Redis nor
-# network (docs/benchmarks.md, "Scale-out: the peer's runs"; what travels is prepared there):
+# network (docs/benchmarks.md, "Scale-out on one host", "The peer's 117 runs through the
+# production path on 4×H100"; what travels is prepared there):
 #
 #   bench/peer_regrade_device.sh SECONDS [scaleout]
 #

@@ -85,7 +85,8 @@ class Settings:
     idle_start: bool = False
     # Distinct input copies (and, within the same budget, candidate outputs) kept alive, up to
     # this many bytes, so the timed calls see many places in memory rather than a handful. On
-    # the H100 this did not measurably change reproducibility (docs/benchmarks.md, "Engine");
+    # the H100 this did not measurably change reproducibility (docs/benchmarks.md, "History: how
+    # the timing protocol got here", "Input spread, the L2 flush and the synchronize");
     # the shipped loop was measured with it. 0 keeps the minimum ring (one more than the bases).
     spread_bytes: int = 0
     # Candidate timing only: with a seed, every call's floating inputs are its base's values
