@@ -50,7 +50,7 @@ from runners.schema import Verdict as V
 from submissions.boards import snapshot
 from submissions.models import Evaluation, HardwareTarget, Harness, LanguageModel, Problem, Run
 from submissions.models import ShapeResult as ShapeRow
-from submissions.services.evaluations import headline_of, starter_columns
+from submissions.services.evaluations import headline_of, speedups, starter_columns
 from submissions.services.registry import seed_registry
 
 MARK = "synthetic"
@@ -439,6 +439,7 @@ def _grading(cell, verdict, quality, rng, *, at: datetime, regrade: bool = False
         reason=_gave_up_reason(cell) if gave_up else result.reason,
         score=None if gave_up else result.score,
         hidden_score=None if gave_up else result.hidden_score,
+        **({} if gave_up else speedups(result.shapes)),
         correct_visible=None if gave_up else result.correct_visible,
         correct_hidden=None if gave_up else result.correct_hidden,
         **({} if gave_up else starter_columns(result)),
@@ -508,8 +509,10 @@ def _finish(result: EvaluationResult) -> None:
         return
     front = _front(result.shapes)
     scored = [shape for shape in _held_out(result.shapes) if shape.scored]
-    result.score = scoring.geomean([shape.peak_fraction for shape in front])
-    result.hidden_score = scoring.geomean([shape.peak_fraction for shape in scored])
+    figures = scoring.run_aggregates(
+        result.shapes, front=front[0].set, ok=True, by_speedup=False
+    )  # the engine's rule
+    result.score, result.hidden_score = figures.score, figures.hidden_score
     result.gate("score").reason = _score_reason(result, front, scored)
 
 

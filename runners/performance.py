@@ -299,8 +299,7 @@ class Performance:
             gate.reason = "no roofline for this GPU: score is null"
             return
         scored = self._scored_held_out()
-        result.score = self._geomean(self.front)
-        result.hidden_score = self._geomean(scored)
+        self._aggregate(by_speedup=False)
         gate.reason = f"geomean of {len(self.front)} {self.front[0].set} peak fractions"
         if self.held_out:
             gate.reason += f"; held-out: {len(scored)} of {len(self.held_out)} in the same regime"
@@ -312,10 +311,7 @@ class Performance:
         shape counting (there is no speed of light to tell launch-bound ones apart)."""
         for plan in self.timed:
             self.shapes[plan.id].scored = True
-        speedups = {p.id: self.shapes[p.id].speedup_eager for p in self.timed}
-        result = self.grading.result
-        result.score = scoring.geomean([speedups[p.id] for p in self.front])
-        result.hidden_score = scoring.geomean([speedups[p.id] for p in self.held_out])
+        self._aggregate(by_speedup=True)
         gate.reason = f"geomean of {len(self.front)} {self.front[0].set} speedups over eager"
         if self.held_out:
             gate.reason += f"; held-out: {len(self.held_out)} shape(s)"
@@ -342,8 +338,14 @@ class Performance:
             self.hardware, flops=work["flops"], nbytes=work["nbytes"], dtype=work["dtype"]
         )
 
-    def _geomean(self, plans: list[ShapePlan]) -> float | None:
-        return scoring.geomean([self.shapes[plan.id].peak_fraction for plan in plans])
+    def _aggregate(self, *, by_speedup: bool) -> None:
+        """The run's score and held-out score from its timed shapes (`scoring.run_aggregates`,
+        the rule the platform also recomputes stored grades by)."""
+        shapes = [self.shapes[plan.id] for plan in self.timed]
+        front = self.front[0].set
+        figures = scoring.run_aggregates(shapes, front=front, ok=True, by_speedup=by_speedup)
+        self.grading.result.score = figures.score
+        self.grading.result.hidden_score = figures.hidden_score
 
     def _baselines(self) -> list[str]:
         """Each timed shape's baselines, from the cache where it holds them, else timed now in

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from runners.hardware import Hardware, peak_fraction, speed_of_light_s
@@ -193,6 +194,44 @@ def geomean(values: Sequence[float | None]) -> float | None:
     if not values or any(v is None or v <= 0 for v in values):
         return None
     return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+@dataclass(frozen=True)
+class RunAggregates:
+    """A run's figures over its shapes: the score and held-out score it ranks by, and its
+    geometric-mean speedups over the visible shapes that boards show beside them."""
+
+    score: float | None
+    hidden_score: float | None
+    speedup_eager: float | None
+    speedup_compile: float | None
+
+
+def run_aggregates(
+    shapes: Sequence[Any], *, front: str, ok: bool, by_speedup: bool
+) -> RunAggregates:
+    """The run's aggregates from its shapes (``ShapeResult``s, or rows with the same fields):
+    the score is the geometric mean over the `front` shapes ("visible"; "smoke" on the CPU),
+    the held-out score over the held-out shapes that are `scored` (in the visible regime), of
+    their peak fractions, or of their speedups over eager for problems without a roofline
+    (`by_speedup`); both are 0 for a run that failed a gate (not `ok`). A speedup is the mean
+    over the visible shapes where the baseline was timed (a shape whose baseline timed out
+    leaves the others' mean)."""
+    figure = "speedup_eager" if by_speedup else "peak_fraction"
+    scored = [shape for shape in shapes if shape.scored]
+    score = geomean([getattr(s, figure) for s in scored if s.set == front])
+    hidden_score = geomean([getattr(s, figure) for s in scored if s.set == "hidden"])
+    visible = [shape for shape in shapes if shape.set == "visible"]
+    return RunAggregates(
+        score=score if ok else 0.0,
+        hidden_score=hidden_score if ok else 0.0,
+        speedup_eager=_timed_geomean([s.speedup_eager for s in visible]),
+        speedup_compile=_timed_geomean([s.speedup_compile for s in visible]),
+    )
+
+
+def _timed_geomean(values: Sequence[float | None]) -> float | None:
+    return geomean([value for value in values if value is not None and value > 0])
 
 
 def starter_comparison(outcomes: Sequence[tuple[bool, bool]]) -> StarterComparison:

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.files import File
 
 from arena_cli.runfolder import METADATA_NAMES
-from runners.solution_files import SIDECAR_SUFFIXES
+from runners.contract import SIDECAR_SUFFIXES
 from submissions.uploads import (
     IncomingFile,
     IntakeError,

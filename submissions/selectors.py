@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
-from runners.schema import EvaluationResult, GateResult
+from runners.contract import EvaluationResult, GateResult
 from submissions.models import (
     Annotation,
     Evaluation,

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files import File
 
-from runners.solution_files import (
+from runners.contract import (
     MAX_SIDECAR_BYTES,
     MAX_SIDECARS,
     SOLUTION_NAME,

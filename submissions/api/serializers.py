@@ -3,7 +3,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from runners.solution_files import MAX_SIDECARS, SIDECAR_SUFFIXES
+from runners.contract import MAX_SIDECARS, SIDECAR_SUFFIXES
 from submissions import selectors
 from submissions.models import (
     Annotation,

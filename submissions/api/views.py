@@ -6,7 +6,7 @@ from rest_framework import mixins, pagination, permissions, status, viewsets
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
-from runners.solution_files import MAX_SIDECAR_BYTES
+from runners.contract import MAX_SIDECAR_BYTES
 from submissions import selectors
 from submissions.api import serializers
 from submissions.api.throttles import UploadThrottle

@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Avg, Count, Q
+from django.db.models import Count, Q
 from django.db.models.fields.json import KeyTransform
-from django.db.models.functions import Exp, Ln
 from django.utils import timezone
 
 from submissions.boards import configs, stats
@@ -30,13 +29,12 @@ from submissions.models import (
     HardwareTarget,
     Problem,
     Run,
-    ShapeResult,
 )
 
-FORMAT_VERSION = 7  # 2: grader failures left out of the rows; 3: integrity exclusions;
+FORMAT_VERSION = 8  # 2: grader failures left out of the rows; 3: integrity exclusions;
 # 4: each run's declared budget and whether a verified campaign launched it, the budgets counted;
 # 5: the rows' fast_p curve; ranks never below a lower score; 6: the runs' provenance;
-# 7: the rows' pass_all
+# 7: the rows' pass_all; 8: the runs' speedups as stored with their grades
 Verdict = Evaluation.Verdict
 
 # The matrix's failure chips. A run whose timing was rejected produced no time the board can
@@ -204,7 +202,6 @@ def build_records(*, hardware_id: int) -> Records:
         values,
         problems={problem.pk: n for n, problem in enumerate(problems)},
         config_index={ref.config_key: n for n, ref in enumerate(refs)},
-        speedups=_visible_speedups(runs=runs),
     )
     return Records(problems=[_problem_ref(p) for p in problems], configs=refs, runs=table)
 
@@ -220,6 +217,8 @@ RUN_VALUES = (
     "budget_s",
     "campaign_launch",
     "headline_evaluation_id",
+    "headline_evaluation__speedup_eager",  # stored with the grade (runners.contract)
+    "headline_evaluation__speedup_compile",
 )
 
 
@@ -232,29 +231,11 @@ def _configs(values: list[dict]) -> list[ConfigRef]:
     return sorted(refs.values(), key=lambda ref: ref.config_key)
 
 
-def _visible_speedups(*, runs) -> dict[int, tuple[float | None, float | None]]:
-    """Each headline evaluation's geometric-mean speedups over its visible shapes, in SQL."""
-    shapes = ShapeResult.objects.filter(
-        evaluation_id__in=runs.values("headline_evaluation_id"), set=ShapeResult.Set.VISIBLE
-    )
-    rows = shapes.order_by().values("evaluation_id")
-    rows = rows.annotate(eager=_log_mean("speedup_eager"), compiled=_log_mean("speedup_compile"))
-    return {row["evaluation_id"]: (row["eager"], row["compiled"]) for row in rows}
-
-
-def _log_mean(name: str):
-    # The filter keeps zero and negative figures out of the logarithm.
-    return Exp(Avg(Ln(name), filter=Q(**{f"{name}__gt": 0})))
-
-
-def _table(values: list[dict], *, problems: dict, config_index: dict, speedups: dict) -> RunTable:
+def _table(values: list[dict], *, problems: dict, config_index: dict) -> RunTable:
     columns = {f.name: [] for f in fields(RunTable)}
     for value in values:
         record = _record(
-            value,
-            problem=problems[value["problem_id"]],
-            config=config_index[_key(value)],
-            speedup=speedups.get(value["headline_evaluation_id"], (None, None)),
+            value, problem=problems[value["problem_id"]], config=config_index[_key(value)]
         )
         for name, item in record.items():
             columns[name].append(item)
@@ -269,7 +250,7 @@ def _key(value: dict) -> str:
     )
 
 
-def _record(value: dict, *, problem: int, config: int, speedup: tuple) -> dict:
+def _record(value: dict, *, problem: int, config: int) -> dict:
     verdict = value["headline_evaluation__verdict"]
     return {
         "config": config,
@@ -281,8 +262,8 @@ def _record(value: dict, *, problem: int, config: int, speedup: tuple) -> dict:
         "correct_hidden": bool(value["headline_evaluation__correct_hidden"]),
         "verdict": verdict,
         "failure": failure_kind(verdict),
-        "speedup_eager": _rounded(speedup[0]),
-        "speedup_compile": _rounded(speedup[1]),
+        "speedup_eager": _rounded(value["headline_evaluation__speedup_eager"]),
+        "speedup_compile": _rounded(value["headline_evaluation__speedup_compile"]),
         "tokens": _tokens(value),
         "cost_usd": _rounded(value["cost_usd"]),
         "wall_time_s": _rounded(value["wall_time_s"]),

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import models
 
-from runners import schema
+from runners import contract
 from submissions.models.registry import HardwareTarget
 from submissions.models.runs import Run, Solution
 
@@ -23,14 +23,18 @@ class Evaluation(models.Model):
         DONE = "done", "Done"
         ERROR = "error", "Error"
 
-    # runners.schema.Verdict, the failure taxonomy of docs/architecture.md, written there once
+    # runners.schema.Verdict (through runners.contract), the failure taxonomy of
+    # docs/architecture.md, written there once
     Verdict = models.TextChoices(
         "Verdict",
-        [(value.upper(), (value, schema.Verdict.LABELS[value])) for value in schema.Verdict.ALL],
+        [
+            (value.upper(), (value, contract.Verdict.LABELS[value]))
+            for value in contract.Verdict.ALL
+        ],
     )
 
     class Quadrant(models.TextChoices):
-        # runners.schema.QUADRANTS: the run's held-out correctness against its starter's
+        # runners.contract.QUADRANTS: the run's held-out correctness against its starter's
         BOTH_PASS = "both_pass", "Both pass"
         REGRESSION = "regression", "Regression vs starter"
         IMPROVEMENT = "improvement", "Improvement over starter"
@@ -54,8 +58,13 @@ class Evaluation(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     verdict = models.CharField(max_length=32, choices=Verdict.choices, blank=True)
     reason = models.TextField(blank=True)
+    # The run's aggregates over its shapes (runners.contract.run_aggregates): the score and
+    # held-out score it ranks by, and its geometric-mean speedups over the visible shapes.
+    # `manage.py rescore` recomputes them from the shape rows after a change of the rule.
     score = models.FloatField(null=True, blank=True)
     hidden_score = models.FloatField(null=True, blank=True)
+    speedup_eager = models.FloatField(null=True, blank=True)
+    speedup_compile = models.FloatField(null=True, blank=True)
     correct_visible = models.BooleanField(null=True, blank=True)
     correct_hidden = models.BooleanField(null=True, blank=True)
     # Kernel-to-kernel problems: the result's StarterComparison (blank and null otherwise).
@@ -172,7 +181,7 @@ class ShapeResult(models.Model):
         return f"{self.set} #{self.index}"
 
     @classmethod
-    def from_schema(cls, shape: schema.ShapeResult, *, evaluation_id: int) -> "ShapeResult":
+    def from_schema(cls, shape: contract.ShapeResult, *, evaluation_id: int) -> "ShapeResult":
         measures = {name: getattr(shape, name, None) for name in SHAPE_MEASURES}
         measures["median_us"] = shape.time.median_us if shape.time else None
         measures["error"] = shape.error or ""
@@ -187,7 +196,7 @@ class ShapeResult(models.Model):
 
 
 class BaselineTiming(models.Model):
-    """Reference timings (``runners.schema.BASELINE_KINDS``: eager, torch.compile, the library's
+    """Reference timings (``runners.contract.BASELINE_KINDS``: eager, torch.compile, the library's
     implementation, a kernel-to-kernel problem's starter) cached per shape, GPU model, torch and
     the engine's timing protocol (``runners.timing.PROTOCOL``), with whether the starter is
     correct on the shape."""

@@ -18,15 +18,16 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from runners.schema import (
+from runners.contract import (
     BASELINE_KINDS,
+    SOLUTION_NAME,
     BaselineKey,
     EvaluationResult,
     ShapeResult,
     Verdict,
     parse_baseline_key,
+    write_solution_folder,
 )
-from runners.solution_files import SOLUTION_NAME, write_solution_folder
 from submissions.models import BaselineTiming, Evaluation, HardwareTarget
 
 logger = logging.getLogger(__name__)

@@ -9,6 +9,7 @@ deadline while running, and while queued the time after which the sweeper sends 
 """
 
 import logging
+import math
 import socket
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,7 +19,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from runners.schema import EvaluationResult, StarterComparison, Verdict
+from runners.contract import EvaluationResult, StarterComparison, Verdict, run_aggregates
 from submissions.models import Evaluation, HardwareTarget, Run, ShapeResult, Solution
 from submissions.services import engine, integrity, queue
 
@@ -161,6 +162,7 @@ def record_result(claim: Claim, result: EvaluationResult) -> bool:
             reason=result.reason[:10_000],
             score=result.score,
             hidden_score=result.hidden_score,
+            **speedups(result.shapes),
             correct_visible=result.correct_visible,
             correct_hidden=result.correct_hidden,
             **starter_columns(result),
@@ -178,6 +180,48 @@ def record_result(claim: Claim, result: EvaluationResult) -> bool:
         _refresh_for(claim.evaluation_id)
     logger.info("evaluation %s graded: %s", claim.evaluation_id, result.verdict)
     return True
+
+
+def speedups(shapes) -> dict:
+    """The run's speedups over its visible shapes, by the engine's rule (run_aggregates)."""
+    figures = run_aggregates(shapes, front="visible", ok=True, by_speedup=False)
+    return {"speedup_eager": figures.speedup_eager, "speedup_compile": figures.speedup_compile}
+
+
+def rescore(*, evaluations) -> int:
+    """Recompute graded evaluations' aggregates (score, held-out score, speedups) from their
+    stored shape rows by the engine's current rule, after a change of that rule; returns how
+    many changed. The boards they count on are refreshed. Evaluations without shape rows (an
+    engine failure, a grade refused before any shape ran) keep what they have."""
+    changed, hardware_ids = 0, set()
+    graded = evaluations.filter(status=Status.DONE).select_related("hardware", "run__problem")
+    for evaluation in graded.prefetch_related("shapes").iterator(chunk_size=500):
+        shapes = list(evaluation.shapes.all())
+        if not shapes:
+            continue
+        figures = run_aggregates(
+            shapes,
+            front="smoke" if evaluation.hardware.device == "cpu" else "visible",
+            ok=evaluation.verdict == Evaluation.Verdict.OK,
+            by_speedup=evaluation.run.problem.regime == "speedup",
+        )
+        now = {name: getattr(figures, name) for name in RESCORED}
+        if all(_same(getattr(evaluation, name), now[name]) for name in RESCORED):
+            continue
+        Evaluation.objects.filter(pk=evaluation.pk).update(**now)
+        changed += 1
+        hardware_ids.add(evaluation.hardware_id)
+    queue.refresh_boards_on_commit(hardware_ids=sorted(hardware_ids))
+    return changed
+
+
+RESCORED = ("score", "hidden_score", "speedup_eager", "speedup_compile")
+
+
+def _same(stored: float | None, now: float | None) -> bool:
+    if stored is None or now is None:
+        return stored is now
+    return math.isclose(stored, now, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def starter_columns(result: EvaluationResult) -> dict:

@@ -19,9 +19,14 @@ from pathlib import Path
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from runners.contract import (
+    EXTRA_PROBLEMS_ENV,
+    EvaluationResult,
+    ProblemInfo,
+    SolutionFilesError,
+    split_sidecars,
+)
 from runners.kernelbench_hard import published
-from runners.schema import EXTRA_PROBLEMS_ENV, EvaluationResult, ProblemInfo
-from runners.solution_files import SolutionFilesError, split_sidecars
 from submissions.models import Evaluation, HardwareTarget, Harness, LanguageModel, Problem, Run
 from submissions.services.accounts import service_account
 from submissions.services.evaluations import claim, create_evaluation, record_result

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 
-from runners.schema import EvaluationResult, Verdict
+from runners.contract import EvaluationResult, Verdict
 from submissions.models import Evaluation, HardwareTarget, Run
 from transcripts.model import Kind, Session
 from transcripts.payload import anchor_base

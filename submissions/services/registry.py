@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from runners.schema import ProblemInfo
+from runners.contract import ProblemInfo
 from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
 from submissions.services import queue
 

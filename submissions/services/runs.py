@@ -10,7 +10,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
-from runners.solution_files import content_sha256
+from runners.contract import content_sha256
 from submissions.archives import open_bundle
 from submissions.models import (
     HardwareTarget,

@@ -13,6 +13,7 @@ from submissions.models import (
     Run,
     ShapeResult,
 )
+from submissions.services import evaluations
 from tests.factories import make_run
 
 
@@ -41,7 +42,7 @@ def make_graded_run(
         **figures,
     )
     evaluation = _headline(run, verdict=verdict, score=score)
-    ShapeResult.objects.bulk_create(
+    rows = ShapeResult.objects.bulk_create(
         ShapeResult(
             evaluation=evaluation,
             set=ShapeResult.Set.VISIBLE,
@@ -53,6 +54,8 @@ def make_graded_run(
         )
         for n, (eager, compiled) in enumerate(speedups)
     )
+    # the run's speedups, stored with its grade as record_result stores them
+    Evaluation.objects.filter(pk=evaluation.pk).update(**evaluations.speedups(rows))
     stamps = {"created_at": created} if created else {}
     Run.objects.filter(pk=run.pk).update(headline_evaluation=evaluation, **stamps)
     run.refresh_from_db()
