@@ -124,15 +124,15 @@ def one_parsed_run() -> tuple[str, str]:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_web.settings")
     django.setup()
-    from django.contrib.auth import get_user_model
 
-    from submissions.models import HardwareTarget, Harness, LanguageModel, Problem
-    from submissions.services.runs import create_run
+    from submissions.models import HardwareTarget, Harness, LanguageModel, Problem, Run
+    from submissions.services.accounts import token_holder
+    from submissions.services.runs import create_run, set_published
     from submissions.services.tokens import issue_token
     from submissions.services.transcripts import process_transcript
     from submissions.uploads import IncomingFile, RunFiles
 
-    user, _ = get_user_model().objects.get_or_create(username=f"load-{uuid.uuid4().hex[:6]}")
+    user, _ = token_holder(f"load-{uuid.uuid4().hex[:6]}")
     files = RunFiles(
         solution=IncomingFile("solution.py", example_file("solution.py", unique=True)),
         transcripts=[IncomingFile("transcript.jsonl", example_file("transcript.jsonl"))],
@@ -146,8 +146,7 @@ def one_parsed_run() -> tuple[str, str]:
         files=files,
     )
     process_transcript(run=run)
-    run.published = True
-    run.save(update_fields=["published"])
+    set_published(runs=Run.objects.filter(pk=run.pk), published=True)
     _, token = issue_token(user=user, name="load")
     return str(run.uuid), token
 

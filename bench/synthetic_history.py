@@ -49,8 +49,8 @@ from runners.schema import (
 from runners.schema import Verdict as V
 from submissions.boards import snapshot
 from submissions.models import Evaluation, HardwareTarget, Harness, LanguageModel, Problem, Run
-from submissions.models import ShapeResult as ShapeRow
-from submissions.services.evaluations import headline_of, speedups, starter_columns
+from submissions.services import synthetic
+from submissions.services.evaluations import speedups, starter_columns
 from submissions.services.registry import seed_registry
 
 MARK = "synthetic"
@@ -229,12 +229,7 @@ def write_bench(*, runs: int, seed: int = 10) -> SyntheticReport:
 
 def remove_synthetic() -> int:
     """Deletes the synthetic runs, children first: no other row is read or touched."""
-    runs = synthetic_runs()
-    runs.update(headline_evaluation=None)
-    ShapeRow.objects.filter(evaluation__run__in=runs).delete()
-    Evaluation.objects.filter(run__in=runs).delete()
-    _, removed = runs.delete()
-    return removed.get(Run._meta.label, 0)
+    return synthetic.remove_runs(runs=synthetic_runs())
 
 
 def _replace(*, cells: list[Cell], seed: int) -> SyntheticReport:
@@ -242,7 +237,7 @@ def _replace(*, cells: list[Cell], seed: int) -> SyntheticReport:
         removed = remove_synthetic()
         totals = Counter()
         for batch in _batches(_drafts(cells, seed=seed)):
-            totals += _write(batch)
+            totals += synthetic.store_drafts(batch)
     slugs = sorted({cell.hardware.slug for cell in cells})
     for hardware in HardwareTarget.objects.filter(slug__in=slugs):
         snapshot.refresh_board(hardware_id=hardware.pk)
@@ -288,54 +283,6 @@ def _cell(persona: Persona, problem: Problem, hardware: HardwareTarget) -> Cell:
 def _batches(drafts: Iterator[Draft]) -> Iterator[list[Draft]]:
     while batch := list(islice(drafts, BATCH)):
         yield batch
-
-
-# -- writing ------------------------------------------------------------------------------
-
-
-def _write(drafts: list[Draft]) -> Counter:
-    runs = [draft.run for draft in drafts]
-    _create_dated(Run, runs)
-    for draft in drafts:
-        for evaluation, _ in draft.gradings:
-            evaluation.run_id = draft.run.pk
-    gradings = [grading for draft in drafts for grading in draft.gradings]
-    evaluations = _create_dated(Evaluation, [evaluation for evaluation, _ in gradings])
-    shapes = [
-        ShapeRow.from_schema(shape, evaluation_id=evaluation.pk)
-        for evaluation, result in gradings
-        for shape in result.shapes
-    ]
-    ShapeRow.objects.bulk_create(shapes, batch_size=BATCH)
-    for draft in drafts:
-        _set_headline(draft)
-    Run.objects.bulk_update(runs, ["created_at", "headline_evaluation", "status"], batch_size=250)
-    Evaluation.objects.bulk_update(evaluations, ["created_at"], batch_size=250)
-    verdicts = Counter(draft.run.headline_evaluation.verdict for draft in drafts)
-    return verdicts + Counter(runs=len(runs), evaluations=len(evaluations), shapes=len(shapes))
-
-
-def _create_dated(model, rows: list) -> list:
-    """bulk_create stamps auto_now_add columns with the time of writing (on the objects too):
-    the history's dates are put back on the objects, for the bulk_update that follows."""
-    dates = [row.created_at for row in rows]
-    model.objects.bulk_create(rows)
-    for row, created_at in zip(rows, dates, strict=True):
-        row.created_at = created_at
-    return rows
-
-
-def _set_headline(draft: Draft) -> None:
-    evaluations = {evaluation.pk: evaluation for evaluation, _ in draft.gradings}
-    rows = [
-        {"pk": e.pk, "hardware_id": e.hardware_id, "status": e.status}
-        | {"finished_at": e.finished_at, "created_at": e.created_at}
-        for e in evaluations.values()
-    ]
-    headline = evaluations[headline_of(rows, hardware_id=draft.run.hardware_id)]
-    draft.run.headline_evaluation = headline
-    done = headline.status == Evaluation.Status.DONE
-    draft.run.status = Run.Status.EVALUATED if done else Run.Status.FAILED
 
 
 # -- runs ---------------------------------------------------------------------------------

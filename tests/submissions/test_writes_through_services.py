@@ -13,6 +13,8 @@ from django.test import RequestFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 APPLICATION = ("submissions", "arena_web")
+# The load-test data and the load test write what they need through services too.
+LOAD_TEST = ("bench/synthetic_history.py", "bench/load.py")
 WRITERS = {"save", "delete", "create", "bulk_create", "bulk_update", "get_or_create"}
 WRITERS |= {"update_or_create"}
 QUERYSETS = {"objects", "filter", "exclude", "all", "select_for_update"}
@@ -82,15 +84,15 @@ def view(run, form):
 
 
 def test_no_orm_write_outside_the_services():
+    paths = [path for package in APPLICATION for path in sorted((ROOT / package).rglob("*.py"))]
     writes = []
-    for package in APPLICATION:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            relative = path.relative_to(ROOT).as_posix()
-            if "/services/" in relative or "/migrations/" in relative:
-                continue
-            for line, function, call in orm_writes(path.read_text()):
-                if (relative, function) not in ALLOWED:
-                    writes.append(f"{relative}:{line} {function}: {call}")
+    for path in paths + [ROOT / name for name in LOAD_TEST]:
+        relative = path.relative_to(ROOT).as_posix()
+        if "/services/" in relative or "/migrations/" in relative:
+            continue
+        for line, function, call in orm_writes(path.read_text()):
+            if (relative, function) not in ALLOWED:
+                writes.append(f"{relative}:{line} {function}: {call}")
     assert writes == []
 
 
