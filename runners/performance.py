@@ -30,6 +30,9 @@ BASELINE_BUDGET_S = 420.0
 # The order baselines are timed in, over every shape: those a score or a comparison needs first,
 # torch.compile (a compilation per shape) last.
 BASELINE_ORDER = ("eager", "starter", "library", "compile")
+# A reference timing's warm-up and sample counts give way after this long (timing.Settings.
+# count_cap_s): a reference of a second a call is timed in seconds, not a minute a shape.
+REFERENCE_COUNT_CAP_S = 2.0
 DEFAULT_TIME_CAP_S = 2.0
 # At least 2x L2, and never under do_bench's 256 MiB: zeroing it keeps the device busy (~85 us on
 # an H100) while the host launches the timed call, so launch latency stays out of the window.
@@ -427,7 +430,7 @@ class Performance:
             "compile": kind == "compile",
             "library": kind == "library",
             "starter": kind == "starter",
-            "settings": self._settings().__dict__,
+            "settings": {**self._settings().__dict__, "count_cap_s": REFERENCE_COUNT_CAP_S},
             "inputs": str(self.grading.folder.in_dir / f"inputs_{plan.id}.pt"),
         }
         reply = self.grading.ask_reference(message, timeout_s)

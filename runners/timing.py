@@ -61,6 +61,8 @@ PROTOCOL = 5
 # The last calls of a timing whose outputs come back for the re-check (consecutive calls use
 # different bases and ring slots); the reference process refuses a file that holds more.
 KEPT_CALLS = 2
+# The fewest samples of a reference timing whose counts gave way (Settings.count_cap_s).
+MIN_SLOW_SAMPLES = 5
 
 
 @dataclass
@@ -94,6 +96,12 @@ class Settings:
     # a cache keyed on contents or addresses cannot hit with a right answer. The parent draws
     # the seed per round and has the reference recompute the kept calls' outputs from it.
     vary_seed: int | None = None
+    # Reference timings only (the baselines a speedup is over): past this many seconds the
+    # warm-up's and the samples' counts give way (at least MIN_SLOW_SAMPLES samples are taken).
+    # A reference of a second a call (KDA's chunk loop in eager PyTorch) took 10 warm-up calls
+    # and 50 samples, a minute a shape; its speedups need no such precision. Fast references
+    # reach both counts long before it and are timed as before. None: the counts hold.
+    count_cap_s: float | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
@@ -265,7 +273,7 @@ def measure(
     with _no_grad():
         started = _perf_counter()
         i = 0
-        while i < settings.warmup or _perf_counter() - started < warmup_s:
+        while _warming(settings, i, _perf_counter() - started, warmup_s):
             out = clock.time(call, ring.next(i)[1])[3]
             clock.restarted()
             previous = _note_aliasing(samples, previous, out)
@@ -295,9 +303,7 @@ def measure(
             i += 1
             ring.hold(out)
             running.add(event)
-            if running.n >= min_samples and _converged(
-                running, settings, _perf_counter() - started
-            ):
+            if _converged(running, settings, _perf_counter() - started, min_samples):
                 break
     if isinstance(clock, _CudaClock) and clock.kind:
         samples.hold, samples.hold_error = clock.kind, clock.hold_error
@@ -360,8 +366,16 @@ class _Running:
         return math.sqrt(self.m2 / (self.n - 1)) / math.sqrt(self.n) / self.mean
 
 
-def _converged(running: _Running, settings: Settings, elapsed_s: float) -> bool:
-    if running.n < settings.min_samples:
+def _warming(settings: Settings, calls: int, elapsed_s: float, warmup_s: float) -> bool:
+    """Whether the warm-up goes on: its count of calls and its time, each at least (the count
+    gives way past `count_cap_s`, after one call)."""
+    capped = settings.count_cap_s is not None and elapsed_s > settings.count_cap_s and calls
+    return (calls < settings.warmup and not capped) or elapsed_s < warmup_s
+
+
+def _converged(running: _Running, settings: Settings, elapsed_s: float, min_samples: int) -> bool:
+    capped = settings.count_cap_s is not None and elapsed_s > settings.count_cap_s
+    if running.n < (MIN_SLOW_SAMPLES if capped else min_samples):
         return False
     return elapsed_s > settings.cap_s or running.rse() < settings.rse_target
 

@@ -1,6 +1,8 @@
 """The timing loop's bookkeeping, on the CPU path."""
 
+import dataclasses
 import random
+import time
 
 import pytest
 import torch
@@ -265,3 +267,29 @@ def test_outputs_in_fresh_storage_are_not_marked_aliased():
         lambda a: a[0] * 2.0, [[torch.ones(4)]], device="cpu", settings=settings
     )
     assert not samples.aliased
+
+
+def test_a_slow_reference_gives_its_counts_up_after_the_count_cap():
+    """A reference of 50 ms a call with the counts of a fast one (10 warm-ups, 50 samples) takes
+    3 s; past count_cap_s its counts give way: a couple of warm-ups, MIN_SLOW_SAMPLES samples."""
+    calls = []
+
+    def slow(args):
+        calls.append(1)
+        time.sleep(0.05)
+
+    settings = timing.Settings(warmup=10, min_samples=50, cap_s=0.2, count_cap_s=0.1)
+    samples = timing.measure(slow, [[1]], device="cpu", settings=settings)
+
+    assert len(samples.event_ms) == timing.MIN_SLOW_SAMPLES
+    assert len(calls) - len(samples.event_ms) <= 3  # the warm-up gave way after 0.1 s
+    uncapped = timing.Settings(warmup=2, min_samples=8, cap_s=0.2)
+    assert len(timing.measure(slow, [[1]], device="cpu", settings=uncapped).event_ms) == 8
+
+
+def test_fast_calls_keep_their_counts_under_the_count_cap():
+    settings = timing.Settings(warmup=10, min_samples=50, max_samples=60, cap_s=5.0)
+    capped = dataclasses.replace(settings, count_cap_s=2.0, rse_target=0.0)
+    calls = []
+    samples = timing.measure(lambda args: calls.append(1), [[1]], device="cpu", settings=capped)
+    assert len(samples.event_ms) == 60 and len(calls) == 70
