@@ -61,7 +61,8 @@ PROTOCOL = 5
 # The last calls of a timing whose outputs come back for the re-check (consecutive calls use
 # different bases and ring slots); the reference process refuses a file that holds more.
 KEPT_CALLS = 2
-# The fewest samples of a reference timing whose counts gave way (Settings.count_cap_s).
+# The fewest samples of a reference timing whose counts gave way (Settings.count_cap_s), or the
+# settings' own minimum where that is smaller (the CPU's 3).
 MIN_SLOW_SAMPLES = 5
 
 
@@ -375,7 +376,7 @@ def _warming(settings: Settings, calls: int, elapsed_s: float, warmup_s: float) 
 
 def _converged(running: _Running, settings: Settings, elapsed_s: float, min_samples: int) -> bool:
     capped = settings.count_cap_s is not None and elapsed_s > settings.count_cap_s
-    if running.n < (MIN_SLOW_SAMPLES if capped else min_samples):
+    if running.n < (min(min_samples, MIN_SLOW_SAMPLES) if capped else min_samples):
         return False
     return elapsed_s > settings.cap_s or running.rse() < settings.rse_target
 

@@ -312,11 +312,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # issued with `manage.py create_api_token`, which shows the token once
 
-    def has_delete_permission(self, request, obj=None):
-        return False  # revoked instead: the row says who held it and until when
-
     def save_model(self, request, obj, form, change):
-        tokens.rename_token(token=obj, name=obj.name)  # the one field not read-only
+        # the fields not read-only: the label and the expiry
+        tokens.edit_token(token=obj, name=obj.name, expires_at=obj.expires_at)
+
+    def delete_model(self, request, obj):
+        tokens.delete_tokens(tokens=[obj])
+
+    def delete_queryset(self, request, queryset):
+        tokens.delete_tokens(tokens=queryset)
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):

@@ -49,7 +49,10 @@ class CampaignAdmin(admin.ModelAdmin):
         campaigns.save_campaign(campaign=obj, user=request.user, matrix=matrix)
 
     def save_related(self, request, form, formsets, change):
-        pass  # the matrix is saved with the campaign; its launches are read-only
+        # the matrix is saved with the campaign; the launches are read-only: nothing to write,
+        # only what the admin's change message reads
+        for formset in formsets:
+            formset.save(commit=False)
 
     def delete_model(self, request, obj):
         campaigns.delete_campaigns(campaigns=[obj])

@@ -50,7 +50,6 @@ class Summary:
     pass_visible: float
     pass_hidden: float
     gap: float
-    pass_all: float  # share of runs that passed every gate (verdict ok)
     speedup_eager: float | None
     speedup_compile: float | None
     fast_1: float
@@ -59,6 +58,8 @@ class Summary:
     median_cost_usd: float | None
     median_wall_s: float | None
     runs: int
+    # last, so that the CSV's earlier columns keep their places
+    pass_all: float  # share of runs that passed every gate (verdict ok)
 
 
 def summarize(*, runs: RunArrays, problem_count: int, seed: int) -> Summary:

@@ -58,9 +58,15 @@ def save_campaign(*, campaign: Campaign, user, matrix: dict[str, list]) -> Campa
 
 
 def delete_campaigns(*, campaigns) -> None:
-    """Campaigns and their launches; the runs they made stay (and count) like any other."""
-    for campaign in campaigns:
-        campaign.delete()
+    """Campaigns and their launches; the runs they made stay (and count) like any other, no
+    longer verified: the boards they count on are refreshed."""
+    campaigns = list(campaigns)
+    launched = Run.objects.filter(campaign_launch__campaign__in=campaigns)
+    hardware_ids = list(launched.values_list("hardware_id", flat=True).distinct())
+    with transaction.atomic():
+        for campaign in campaigns:
+            campaign.delete()
+    queue.refresh_boards_on_commit(hardware_ids=hardware_ids)
 
 
 def plan(campaign: Campaign) -> int:

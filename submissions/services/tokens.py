@@ -38,10 +38,17 @@ def revoke_token(*, token: ApiToken) -> None:
     token.save(update_fields=["revoked_at"])
 
 
-def rename_token(*, token: ApiToken, name: str) -> None:
-    """The label a maintainer gives a token (the host or agent it was issued for)."""
-    token.name = name
-    token.save(update_fields=["name"])
+def edit_token(*, token: ApiToken, name: str, expires_at: datetime.datetime | None) -> None:
+    """What a maintainer may change of a token: its label (the host or agent it was issued
+    for) and its expiry."""
+    token.name, token.expires_at = name, expires_at
+    token.save(update_fields=["name", "expires_at"])
+
+
+def delete_tokens(*, tokens) -> None:
+    """Tokens a maintainer deletes (revoking keeps the row: who held it and until when)."""
+    for token in tokens:
+        token.delete()
 
 
 def note_use(*, token: ApiToken) -> None:

@@ -71,3 +71,26 @@ def test_other_timing_problems_are_not_timed_again(monkeypatch):
     assert result.verdict == Verdict.TIMING_REJECTED
     assert "host wall time disagrees" in result.reason
     assert "retimed" not in result.gate("performance").details
+
+
+def test_the_slower_attempt_counts_so_a_retime_never_makes_a_shape_faster(monkeypatch):
+    """A solution could escape work on purpose to redraw its process; the disturbed attempt,
+    here ten times slower, stays the round's."""
+    (clean,) = [shape for shape in grade().shapes if shape.time]
+    honest = scoring.timing_problems
+    checked = [0]
+
+    def check(reply, parent_wall_s):
+        checked[0] += 1
+        if checked[0] == 1:
+            reply["event_ms"] = [value * 10 for value in reply["event_ms"]]
+            return [ESCAPE]
+        return honest(reply, parent_wall_s)
+
+    monkeypatch.setattr(scoring, "timing_problems", check)
+    result = grade()
+
+    assert result.verdict == Verdict.OK, result.reason
+    (retimed,) = [shape for shape in result.shapes if shape.time]
+    assert retimed.time.rounds == 1 and checked[0] == 2
+    assert retimed.time.median_us > 5 * clean.time.median_us

@@ -293,3 +293,10 @@ def test_fast_calls_keep_their_counts_under_the_count_cap():
     calls = []
     samples = timing.measure(lambda args: calls.append(1), [[1]], device="cpu", settings=capped)
     assert len(samples.event_ms) == 60 and len(calls) == 70
+
+
+def test_the_count_cap_never_asks_for_more_samples_than_the_settings_do():
+    """The CPU's references take 3 samples; past the cap they still take 3, not 5."""
+    settings = timing.Settings(warmup=1, min_samples=3, cap_s=0.05, count_cap_s=0.01)
+    samples = timing.measure(lambda args: time.sleep(0.03), [[1]], device="cpu", settings=settings)
+    assert len(samples.event_ms) == 3

@@ -174,7 +174,7 @@ def test_publishing_from_the_change_form_goes_through_the_service(admin_client, 
     response = admin_client.post(
         admin_url(Run, "change", run.pk), change_form_post(admin_client, run, published="on")
     )
-    assert response.status_code == 302, response.content.decode()[:2000]
+    assert response.status_code == 302, _form_errors(response)
     run.refresh_from_db()
     assert run.published and refreshed == [run.hardware_id]  # the board it counts on
 
@@ -199,9 +199,58 @@ def test_an_annotation_added_in_the_admin_is_written_by_the_audit_service(
         f"{prefix}-0-run": run.pk,
     }
     response = admin_client.post(admin_url(Run, "change", run.pk), data)
-    assert response.status_code == 302, response.content.decode()[:2000]
+    assert response.status_code == 302, _form_errors(response)
     (annotation,) = Annotation.objects.filter(run=run)
     assert (annotation.verdict, annotation.comment, annotation.author.is_staff) == (
         "legit", "read it", True
     )  # fmt: skip
     assert len(calls) == 1
+
+
+def test_a_campaign_is_created_and_changed_in_the_admin_through_the_service(admin_client, registry):
+    form = {
+        "name": "Weekly on the H100",
+        "slug": "weekly-h100",
+        "hardware": registry["hardware"].pk,
+        "budget_s": "1800",
+        "harnesses": [registry["harness"].pk],
+        "language_models": [registry["model"].pk],
+        "efforts": "",
+        "problems": [registry["problem"].pk],
+        "repeats": "2",
+        "launches-TOTAL_FORMS": "0",
+        "launches-INITIAL_FORMS": "0",
+    }
+    response = admin_client.post(reverse("admin:submissions_campaign_add"), form)
+
+    assert response.status_code == 302, _form_errors(response)
+    campaign = Campaign.objects.get(slug="weekly-h100")
+    assert campaign.created_by.is_superuser
+    assert list(campaign.problems.all()) == [registry["problem"]]
+    url = reverse("admin:submissions_campaign_change", args=[campaign.pk])
+    assert admin_client.post(url, form | {"repeats": "3"}).status_code == 302
+    assert Campaign.objects.get(pk=campaign.pk).repeats == 3
+
+
+def test_a_tokens_label_and_expiry_are_edited_and_its_holder_can_be_deleted(admin_client):
+    holder = make_user("holder")
+    make_token(holder)
+    token = ApiToken.objects.get(user=holder)
+    url = reverse("admin:submissions_apitoken_change", args=[token.pk])
+    form = {"name": "ci host", "expires_at_0": "2030-01-02", "expires_at_1": "03:04:05"}
+
+    assert admin_client.post(url, form).status_code == 302
+    token.refresh_from_db()
+    assert token.name == "ci host" and token.expires_at.year == 2030
+
+    delete = reverse("admin:auth_user_delete", args=[holder.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 302
+    assert not ApiToken.objects.filter(pk=token.pk).exists()
+
+
+def _form_errors(response) -> str:
+    """What an admin form refused, for a failing assertion's message."""
+    context = response.context or {}
+    form = context.get("adminform")
+    inlines = [formset.formset.errors for formset in context.get("inline_admin_formsets", [])]
+    return f"form: {form.form.errors if form else None}; inlines: {inlines}"
