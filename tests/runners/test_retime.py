@@ -3,6 +3,9 @@ the grade is rejected: a host thread descheduled after the call reads the same a
 and only the side stream escapes on every attempt. The real engine on the CPU; the escape is
 put into the timing check's answer, which the CPU clock cannot produce."""
 
+import statistics
+
+import pytest
 from engine_support import FAST_LIMITS, RUNTIME, TINY, run_bounded
 
 from runners import performance, scoring
@@ -75,22 +78,22 @@ def test_other_timing_problems_are_not_timed_again(monkeypatch):
 
 def test_the_slower_attempt_counts_so_a_retime_never_makes_a_shape_faster(monkeypatch):
     """A solution could escape work on purpose to redraw its process; the disturbed attempt,
-    here ten times slower, stays the round's."""
-    (clean,) = [shape for shape in grade().shapes if shape.time]
+    here a thousand times slower, stays the round's."""
     honest = scoring.timing_problems
-    checked = [0]
+    attempts = []
 
     def check(reply, parent_wall_s):
-        checked[0] += 1
-        if checked[0] == 1:
-            reply["event_ms"] = [value * 10 for value in reply["event_ms"]]
-            return [ESCAPE]
-        return honest(reply, parent_wall_s)
+        if not attempts:
+            reply["event_ms"] = [value * 1000 for value in reply["event_ms"]]
+        attempts.append(statistics.median(reply["event_ms"]) * 1e3)  # in µs
+        return [ESCAPE] if len(attempts) == 1 else honest(reply, parent_wall_s)
 
     monkeypatch.setattr(scoring, "timing_problems", check)
     result = grade()
 
     assert result.verdict == Verdict.OK, result.reason
     (retimed,) = [shape for shape in result.shapes if shape.time]
-    assert retimed.time.rounds == 1 and checked[0] == 2
-    assert retimed.time.median_us > 5 * clean.time.median_us
+    disturbed, again = attempts
+    assert disturbed > again
+    assert retimed.time.rounds == 1
+    assert retimed.time.median_us == pytest.approx(disturbed)
