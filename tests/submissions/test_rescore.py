@@ -6,7 +6,7 @@ of the rule, without a GPU."""
 import io
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from runners.evaluate import evaluate
 from runners.sandbox import Limits
@@ -75,3 +75,10 @@ def test_a_grade_without_shape_rows_keeps_its_figures():
 
     assert evaluations.rescore(evaluations=Evaluation.objects.all()) == 0
     assert Evaluation.objects.get().score == 0.3
+
+
+def test_a_slug_that_names_nothing_is_refused():
+    with pytest.raises(CommandError, match="no hardware target nope"):
+        call_command("rescore", "--hardware", "nope")
+    with pytest.raises(CommandError, match="no problem typo"):
+        call_command("rescore", "--problem", "typo")
