@@ -1,25 +1,31 @@
-"""Where a grade's seconds go: a first grade and a re-grade of each solution, phase by phase.
+"""Where a grade's seconds go: a first grade and re-grades of each solution, phase by phase.
 
-    python bench/grade_cost.py --out $OUT/cost                       # the five honest controls
+    python bench/grade_cost.py --out $OUT/cost --regrades 5          # the five honest controls
     python bench/grade_cost.py --out $OUT/cost \\
         --grade var/kbh/kbh_fp8_gemm=var/peer/public/runs/h100/RUN_solution.py.txt
     python bench/grade_cost.py --device cpu --out /tmp/cost \\
         --grade tests/runners/problems/tiny_tanh=tests/runners/solutions/runtime/honest.py
 
-Each grade is ``python -m runners evaluate`` in a fresh process, as a worker runs it. The first
-grade measures everything (reference outputs, the reference's timings); the re-grade is given
-the first grade's result as its cached baselines (``--baselines``), as a worker with a warm
-cache is. Printed per grade: wall time, verdict and the engine's own phase split (the result's
-``cost``: reference inputs and outputs, build, correctness on visible and held-out shapes,
-performance, baselines, score). Written to OUT/grade_cost.json after every grade; a grade
-already there is not run again, so a second call (a device call's deadline) goes on.
+Each grade is ``python -m runners evaluate`` in a fresh process, as a worker runs it, with
+OUT/cache/<solution> as the worker's disk cache (``KERNEL_ARENA_CACHE``). The first grade starts
+from an empty cache and no baselines: it computes the reference's inputs and outputs and times
+the reference. Each re-grade is given the first grade's result as its cached baselines
+(``--baselines``) and finds the disk cache the first grade left, as a warm worker does.
+Printed per grade: wall time, verdict and the engine's own phase split (the result's ``cost``:
+reference inputs and outputs, the starter's check, build, correctness on visible and held-out
+shapes, performance, baselines, score); with ``--regrades`` 2 or more, each solution's worst
+shape spread across its re-grades against the precision targets. The engine's progress log of
+each grade lands beside its result (``.log``). Written to OUT/grade_cost.json after every grade;
+a grade already there is not run again, so a second call (a device call's deadline) goes on.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +42,9 @@ CONTROLS = ("softmax", "rmsnorm", "fp8_gemm", "paged_attention", "moe_swiglu")
 # The result's `cost` keys: the reference's inputs and outputs, the starter's held-out check,
 # each gate, and the baselines (timed within the score gate).
 PHASES = ("reference_s", "starter_check_s", *(f"{gate}_s" for gate in GATE_NAMES), "baselines_s")
+# The precision a re-grade keeps (docs/benchmarks.md): CV across fresh grades of at most 0.5 %
+# from 50 us, 1.5 % from 5 us; shorter shapes count for correctness only.
+TARGETS = ((50.0, 0.5), (5.0, 1.5))
 
 
 def main() -> None:
@@ -48,14 +57,27 @@ def main() -> None:
         problem, solution = _spec(spec)
         name = f"{Path(problem).name}:{Path(solution).name}"
         entry = report.setdefault(name, {"problem": problem, "solution": str(solution)})
+        # The worker's disk cache (reference outputs, compiled baselines): empty for the first
+        # grade, as the first grade of a problem on a new worker finds it, then kept.
+        cache = args.out / "cache" / _safe(name)
         first = args.out / f"{_safe(name)}.first.json"
-        for kind, baselines in (("first", None), ("regrade", first)):
-            if kind in entry:
-                continue
+        if "first" not in entry:
+            shutil.rmtree(cache, ignore_errors=True)
+        regrades = entry.setdefault("regrades", [])
+        kinds = [("first", None)] * ("first" not in entry)
+        kinds += [(f"regrade{n}", first) for n in range(len(regrades) + 1, args.regrades + 1)]
+        for kind, baselines in kinds:
             out = args.out / f"{_safe(name)}.{kind}.json"
-            entry[kind] = grade(problem, solution, out, device=args.device, baselines=baselines)
+            record = grade(
+                problem, solution, out, device=args.device, baselines=baselines, cache=cache
+            )
+            if kind == "first":
+                entry["first"] = record
+            else:
+                regrades.append(record)
+                entry["spread"] = spread(regrades)
             report_path.write_text(json.dumps(report, indent=2) + "\n")
-            print(_line(name, kind, entry[kind]), flush=True)
+            print(_line(name, kind, record), flush=True)
     print(table(report))
 
 
@@ -69,6 +91,14 @@ def _parse() -> argparse.Namespace:
         "moe_swiglu)",
     )
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument(
+        "--regrades",
+        type=int,
+        default=1,
+        help="re-grades of each solution after its first grade, each in a fresh process with "
+        "the first's baselines and the warm disk cache; from 2 on, the report has each shape's "
+        "spread across them (default 1)",
+    )
     parser.add_argument("--out", type=Path, required=True)
     return parser.parse_args()
 
@@ -87,8 +117,11 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def grade(problem: str, solution: Path, out: Path, *, device: str, baselines: Path | None):
-    """One grade in a fresh process: its wall time, verdict, score and the engine's phases."""
+def grade(
+    problem: str, solution: Path, out: Path, *, device: str, baselines: Path | None, cache: Path
+) -> dict:
+    """One grade in a fresh process with `cache` as the worker's disk cache: its wall time,
+    verdict, score, the engine's phases and each timed shape's reported time."""
     with tempfile.TemporaryDirectory(prefix="grade-cost-") as scratch:
         if solution.is_file() and solution.suffix != ".py":  # a published file: solution.py.txt
             shutil.copy(solution, Path(scratch) / "solution.py")
@@ -96,9 +129,14 @@ def grade(problem: str, solution: Path, out: Path, *, device: str, baselines: Pa
         command = [sys.executable, "-m", "runners", "evaluate", "--problem", problem]
         command += ["--solution", str(solution), "--device", device, "--json", str(out)]
         command += ["--baselines", str(baselines)] if baselines else []
+        command += ["--progress", "detail"]
+        env = {**os.environ, "KERNEL_ARENA_CACHE": str(cache)}
         started = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, check=False
+        )
         wall_s = time.perf_counter() - started
+    out.with_suffix(".log").write_text(done.stderr)  # the engine's own account, request by request
     if not out.exists():
         return {"wall_s": round(wall_s, 2), "exit": done.returncode, "error": done.stderr[-2000:]}
     result = json.loads(out.read_text())
@@ -108,7 +146,45 @@ def grade(problem: str, solution: Path, out: Path, *, device: str, baselines: Pa
         "verdict": result.get("verdict"),
         "score": result.get("score"),
         "cost": {phase: (result.get("cost") or {}).get(phase) for phase in (*PHASES, "total_s")},
+        "shapes": {
+            f"{shape['set']}{shape['index']}": shape["time"]["median_us"]
+            for shape in result.get("shapes", [])
+            if shape.get("time")
+        },
     }
+
+
+def spread(records: list[dict]) -> dict:
+    """Across re-grades (two or more): each shape's CV of its reported time against the
+    precision target for its size (`TARGETS`), and the score's CV."""
+    if len(records) < 2 or any("shapes" not in record for record in records):
+        return {}
+    shapes = {}
+    for shape in records[0]["shapes"]:
+        times = [record["shapes"].get(shape) for record in records]
+        if None in times:
+            continue
+        median = statistics.median(times)
+        target = next((pct for floor, pct in TARGETS if median >= floor), None)
+        cv = _cv(times)
+        shapes[shape] = {
+            "median_us": round(median, 3),
+            "cv_pct": round(cv, 3),
+            "target_pct": target,
+            "within": None if target is None else cv <= target,
+        }
+    scores = [record["score"] for record in records if record.get("score") is not None]
+    return {
+        "grades": len(records),
+        "shapes": shapes,
+        "score_cv_pct": round(_cv(scores), 3) if len(scores) > 1 else None,
+        "all_within": all(s["within"] is not False for s in shapes.values()),
+    }
+
+
+def _cv(values: list[float]) -> float:
+    mean = statistics.fmean(values)
+    return 100 * statistics.stdev(values) / mean if mean else 0.0
 
 
 def _line(name: str, kind: str, record: dict) -> str:
@@ -118,19 +194,37 @@ def _line(name: str, kind: str, record: dict) -> str:
 
 
 def table(report: dict) -> str:
-    """One line per grade: wall time and each phase, in seconds."""
+    """One line per grade: wall time and each phase, in seconds; then, per solution graded
+    again at least twice, its worst shape's spread against its target."""
     header = ["grade", "wall", *(phase.removesuffix("_s") for phase in PHASES)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    spreads = []
     for name, entry in report.items():
-        for kind in ("first", "regrade"):
-            record = entry.get(kind)
+        records = [("first", entry.get("first"))]
+        records += [(f"regrade{n}", r) for n, r in enumerate(entry.get("regrades", []), 1)]
+        for kind, record in records:
             if not record or "cost" not in record:
                 continue
             cost = record["cost"]
             cells = [f"{name} {kind} ({record['verdict']})", f"{record['wall_s']:.1f}"]
             cells += ["-" if cost.get(p) is None else f"{cost[p]:.1f}" for p in PHASES]
             lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        if entry.get("spread", {}).get("shapes"):
+            spreads.append(_spread_line(name, entry["spread"]))
+    return "\n".join(lines + spreads)
+
+
+def _spread_line(name: str, spread: dict) -> str:
+    worst = {}
+    for shape in spread["shapes"].values():
+        target = shape["target_pct"]
+        if target is not None and shape["cv_pct"] > worst.get(target, -1.0):
+            worst[target] = shape["cv_pct"]
+    parts = [f"worst {cv:.2f} % (target {target} %)" for target, cv in sorted(worst.items())]
+    verdict = "within" if spread["all_within"] else "OUTSIDE"
+    score = spread["score_cv_pct"]
+    score_text = "" if score is None else f"; score CV {score:.2f} %"
+    return f"{name}: {spread['grades']} re-grades, {verdict}: {', '.join(parts)}{score_text}"
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from runners.compare import (
     compare_call,
     load_candidate_file,
     release_device_memory,
+    save_without_checksums,
 )
 from runners.problem import BUILT_IN_DISTRIBUTIONS, Case, Problem, ProblemError, load_problem
 
@@ -400,6 +401,7 @@ def _import_module(path: Path, name: str):
 
 def main() -> None:
     reply_fd = protocol.reply_fd_from_argv(sys.argv)
+    save_without_checksums()
     oracle = Oracle()
     handlers = {
         "prepare": oracle.prepare,

@@ -99,6 +99,7 @@ class Performance:
         self.front = grading.visible
         self.held_out = grading.hidden if self.device == "cuda" else []
         self.timed = self.front + self.held_out
+        self.most_rounds = 1  # set by the performance gate
         files = read_solution(grading.solution)
         self.kernels = launches.defined_kernels(
             files.source.read_text(errors="replace"), native=files.sidecar_texts.values()
@@ -107,7 +108,7 @@ class Performance:
     # -- performance ---------------------------------------------------------------------
     def performance(self, gate: GateResult) -> None:
         rounds = self._rounds()
-        most = rounds * MORE_ROUNDS[self.device]
+        most = self.most_rounds = rounds * MORE_ROUNDS[self.device]
         settings = self._settings()
         settings = dataclasses.replace(settings, cap_s=settings.cap_s / rounds)
         gate.details["settings"] = settings.__dict__ | {"rounds": rounds, "most_rounds": most}
@@ -154,6 +155,8 @@ class Performance:
         if index:
             starts = gate.details.setdefault("process_starts_s", [])
             starts.append(round(self.grading.restart_candidate(), 3))
+        if index + 1 < self.most_rounds:  # the next round's process, or a retime's
+            self.grading.prestart_candidate()
         # A seed per round that the candidate cannot predict: its timed calls' inputs.
         varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
         for plan in plans:
@@ -186,6 +189,8 @@ class Performance:
         shown = problem if plan.set != "hidden" else ""  # a held-out shape's times stay here
         retimed.append({"shape": plan.name, "round": index + 1, "problem": shown})
         self.grading.restart_candidate()
+        if index + 1 < self.most_rounds:
+            self.grading.prestart_candidate()
         again = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
         before = len(samples[plan.id])
         problems = self._time_candidate(plan, again, samples[plan.id], gate)

@@ -1,5 +1,6 @@
-"""bench/grade_cost.py on the CPU: a first grade and a re-grade of one solution, each with the
-engine's phase split, written after every grade and not run again by a second call."""
+"""bench/grade_cost.py on the CPU: a first grade and re-grades of one solution, each with the
+engine's phase split and its shapes' times, the re-grades' spread, written after every grade
+and not run again by a second call."""
 
 import json
 import sys
@@ -10,8 +11,8 @@ from engine_support import RUNTIME, TINY
 from bench import grade_cost
 
 
-def test_a_first_grade_and_a_regrade_with_their_phases(tmp_path, monkeypatch, capsys):
-    argv = ["grade_cost.py", "--device", "cpu", "--out", str(tmp_path)]
+def test_a_first_grade_and_regrades_with_their_phases_and_spread(tmp_path, monkeypatch, capsys):
+    argv = ["grade_cost.py", "--device", "cpu", "--out", str(tmp_path), "--regrades", "2"]
     argv += ["--grade", f"{TINY}={RUNTIME / 'honest.py'}"]
     monkeypatch.setattr(sys, "argv", argv)
 
@@ -19,17 +20,46 @@ def test_a_first_grade_and_a_regrade_with_their_phases(tmp_path, monkeypatch, ca
 
     report = json.loads((tmp_path / "grade_cost.json").read_text())
     (entry,) = report.values()
-    for kind in ("first", "regrade"):
-        record = entry[kind]
+    records = [entry["first"], *entry["regrades"]]
+    assert len(records) == 3
+    for record in records:
         assert record["verdict"] == "ok" and record["exit"] == 0
         assert set(grade_cost.PHASES) <= set(record["cost"])
         assert record["cost"]["total_s"] <= record["wall_s"]
+        assert record["shapes"] and all(us > 0 for us in record["shapes"].values())
+    # the first grade started from an empty disk cache and filled it; the re-grades used it
+    first_log = (tmp_path / "tiny_tanh_honest.py.first.log").read_text()
+    assert "0 of 2 shapes from the cache" in first_log
+    again_log = (tmp_path / "tiny_tanh_honest.py.regrade1.log").read_text()
+    assert "2 of 2 shapes from the cache" in again_log
+    assert list((tmp_path / "cache" / "tiny_tanh_honest.py" / "references").iterdir())
+    assert entry["spread"]["grades"] == 2
+    assert set(entry["spread"]["shapes"]) == set(entry["regrades"][0]["shapes"])
     printed = capsys.readouterr().out
     assert "| tiny_tanh:honest.py first (ok) |" in printed
+    assert "| tiny_tanh:honest.py regrade2 (ok) |" in printed
+    assert "tiny_tanh:honest.py: 2 re-grades" in printed
 
     grade_cost.main()  # everything is there: nothing is graded again
     assert json.loads((tmp_path / "grade_cost.json").read_text()) == report
     assert " s, ok" not in capsys.readouterr().out
+
+
+def test_spread_holds_each_shape_to_the_target_for_its_size():
+    records = [
+        {"score": 0.5, "shapes": {"visible0": 100.0, "visible1": 10.0, "hidden0": 3.0}},
+        {"score": 0.5, "shapes": {"visible0": 101.0, "visible1": 10.1, "hidden0": 3.3}},
+    ]
+
+    spread = grade_cost.spread(records)
+
+    assert spread["shapes"]["visible0"]["target_pct"] == 0.5
+    assert spread["shapes"]["visible0"]["within"] is False  # 0.70 % at 100 us
+    assert spread["shapes"]["visible1"]["target_pct"] == 1.5
+    assert spread["shapes"]["visible1"]["within"] is True  # 0.70 % at 10 us
+    assert spread["shapes"]["hidden0"]["within"] is None  # under 5 us: correctness only
+    assert spread["all_within"] is False
+    assert spread["score_cv_pct"] == 0.0
 
 
 def test_a_bad_grade_argument_is_refused_with_its_reason(monkeypatch, tmp_path):

@@ -1,0 +1,133 @@
+"""Reference inputs and expected outputs kept on the worker's disk between grades.
+
+A shape's inputs, init arguments, reference `state_dict` and expected outputs depend only on the
+problem folder, the shape (parameters, seeds, input distributions), the device model, the
+software that computed them and the engine's own recipe for them (`runners.oracle`), so the first
+grade of a problem on a worker computes them and every later one copies them. On the H100 the
+reference process spent 3 to 22 s a grade on them (docs/benchmarks.md, "Cost of a grade").
+
+Each entry is a folder named by the digest of all of that (`key`), written under a temporary name
+and renamed into place whole, so a grade never reads half an entry; the least recently used
+entries go once the cache is over its size (`KERNEL_ARENA_REFERENCE_CACHE_GB`, 0 turns it off).
+The cache lives under the reference process's own home (`KERNEL_ARENA_CACHE`, 0700): the
+candidate reads its copies in the run folder, never the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from runners import ENGINE_VERSION
+
+DEFAULT_GB = 64.0
+STALE_STAGING_S = 3600.0
+# Where each of a shape's files goes in the run folder (runners.plan.RunFolder), by its name in
+# an entry, and who may read it there: the candidate reads in/, never ref/.
+FILES = {"init": ("in_dir", 0o644), "state": ("in_dir", 0o644), "inputs": ("in_dir", 0o644)}
+FILES["expected"] = ("ref_dir", 0o600)
+# What the reference process computes them with: a change to it is a new key.
+RECIPE = Path(__file__).with_name("oracle.py")
+
+
+def key(problem_version: str, shape: dict[str, Any], device: str, software: dict[str, Any]) -> str:
+    """The entry of one shape: `shape` is the plan's message (its id left out: the same shape
+    is visible in one problem version's plan and the same in the next), `software` the GPU
+    model, torch and CUDA versions the files were computed with."""
+    recipe = hashlib.sha256(RECIPE.read_bytes()).hexdigest()
+    material = {
+        "engine": ENGINE_VERSION,
+        "recipe": recipe,
+        "problem": problem_version,
+        "shape": {k: v for k, v in shape.items() if k != "id"},
+        "device": device,
+        "software": software,
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:40]
+
+
+class ReferenceCache:
+    def __init__(self, root: Path, max_bytes: int):
+        self.root, self.max_bytes = root, max_bytes
+
+    @classmethod
+    def under(cls, home: Path) -> ReferenceCache | None:
+        """The cache in the reference process's home, sized by the environment; None when
+        turned off."""
+        raw = os.environ.get("KERNEL_ARENA_REFERENCE_CACHE_GB", str(DEFAULT_GB))
+        try:
+            size = float(raw)
+        except ValueError:
+            raise ValueError(
+                f"KERNEL_ARENA_REFERENCE_CACHE_GB={raw!r}: expected a number of GiB (0: off)"
+            ) from None
+        if size <= 0:
+            return None
+        root = home / "references"
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return cls(root, int(size * 2**30))
+
+    def restore(self, entry: str, folder: Any, shape_id: str) -> bool:
+        """Copy the entry's files into the run folder under the shape's names; False, and
+        nothing left behind, when the entry is missing or goes while it is copied (another
+        worker's eviction)."""
+        source = self.root / entry
+        copied = []
+        try:
+            for name, (where, mode) in FILES.items():
+                target = getattr(folder, where) / f"{name}_{shape_id}.pt"
+                shutil.copyfile(source / f"{name}.pt", target)
+                copied.append(target)
+                target.chmod(mode)
+            os.utime(source)  # used now: the last to go
+        except OSError:
+            for path in copied:
+                path.unlink(missing_ok=True)
+            return False
+        return True
+
+    def store(self, entry: str, folder: Any, shape_id: str) -> None:
+        """Keep the shape's files the reference process just wrote, then trim the cache to its
+        size. An entry another grade stored meanwhile is kept as it is."""
+        if (self.root / entry).is_dir():
+            return
+        staging = self.root / f".staging-{secrets.token_hex(8)}"
+        staging.mkdir(mode=0o700)
+        try:
+            for name, (where, _) in FILES.items():
+                written = getattr(folder, where) / f"{name}_{shape_id}.pt"
+                shutil.copyfile(written, staging / f"{name}.pt")
+            staging.rename(self.root / entry)
+        except OSError:  # another grade's entry won the rename, or the disk is full
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        self.trim()
+
+    def trim(self) -> None:
+        """Remove the least recently used entries until the rest fit in `max_bytes`, and what a
+        grade that died while storing left staged over an hour ago."""
+        entries = []
+        for path in self.root.iterdir():
+            if path.name.startswith("."):
+                with contextlib.suppress(OSError):
+                    if time.time() - path.stat().st_mtime > STALE_STAGING_S:
+                        shutil.rmtree(path, ignore_errors=True)
+                continue
+            try:
+                size = sum(f.stat().st_size for f in path.iterdir())
+                entries.append((path.stat().st_mtime, size, path))
+            except OSError:  # removed by another grade meanwhile
+                continue
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            shutil.rmtree(path, ignore_errors=True)
+            total -= size

@@ -1,0 +1,141 @@
+"""The worker's disk cache of reference inputs and expected outputs (runners.reference_cache):
+a second grade of a problem copies what the first computed and grades the same; another problem
+version, shape or device is another entry; the cache keeps to its size. The real engine on the
+CPU."""
+
+import os
+import shutil
+import time
+
+import pytest
+from engine_support import FAST_LIMITS, RUNTIME, TINY, run_bounded
+
+from runners import reference_cache
+from runners.evaluate import evaluate
+from runners.reference_cache import ReferenceCache
+from runners.sandbox import Limits
+from runners.schema import Verdict
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    home = tmp_path / "cache-home"
+    monkeypatch.setenv("KERNEL_ARENA_CACHE", str(home))
+    return home
+
+
+def grade(problem=TINY):
+    return run_bounded(
+        evaluate, problem, RUNTIME / "honest.py", device="cpu", limits=Limits(**FAST_LIMITS)
+    )
+
+
+def cached(result) -> str:
+    return result.gate("build").details["references_cached"]
+
+
+def test_a_second_grade_copies_the_references_and_grades_the_same(cache_home):
+    first = grade()
+    second = grade()
+
+    assert cached(first) == "0 of 2" and cached(second) == "2 of 2"
+    assert first.verdict == second.verdict == Verdict.OK
+    errors = [[(s.correct, s.max_abs_err, s.max_rel_err) for s in r.shapes] for r in (first, second)]
+    assert errors[0] == errors[1]  # the same expected outputs, compared the same
+    entries = list((cache_home / "references").iterdir())
+    assert len(entries) == 2
+    assert {p.name for p in entries[0].iterdir()} == {f"{n}.pt" for n in reference_cache.FILES}
+
+
+def test_a_changed_problem_is_computed_again(cache_home, tmp_path):
+    problem = tmp_path / "tiny_tanh"
+    shutil.copytree(TINY, problem)
+    grade(problem)
+    with (problem / "reference.py").open("a") as handle:
+        handle.write("\n# a new version of the problem\n")
+
+    assert cached(grade(problem)) == "0 of 2"
+    assert len(list((cache_home / "references").iterdir())) == 4
+
+
+def test_the_key_names_the_problem_version_shape_device_and_software():
+    shape = {"id": "visible0", "params": {"N": 8}, "seeds": [0, 1], "dists": ["normal"] * 2}
+    software = {"gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "cuda": "12.8"}
+    base = reference_cache.key("v1", shape, "cuda", software)
+
+    assert reference_cache.key("v1", {**shape, "id": "hidden3"}, "cuda", software) == base
+    assert reference_cache.key("v2", shape, "cuda", software) != base
+    assert reference_cache.key("v1", {**shape, "params": {"N": 16}}, "cuda", software) != base
+    assert reference_cache.key("v1", {**shape, "seeds": [0, 2]}, "cuda", software) != base
+    assert reference_cache.key("v1", shape, "cpu", software) != base
+    assert reference_cache.key("v1", shape, "cuda", {**software, "torch": "2.12.0"}) != base
+
+
+def test_turned_off_nothing_is_kept(cache_home, monkeypatch):
+    monkeypatch.setenv("KERNEL_ARENA_REFERENCE_CACHE_GB", "0")
+    grade()
+
+    assert cached(grade()) == "0 of 2"
+    assert not (cache_home / "references").exists()
+
+
+def test_a_size_that_is_not_a_number_is_refused_with_the_variable_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNEL_ARENA_REFERENCE_CACHE_GB", "lots")
+    with pytest.raises(ValueError, match="KERNEL_ARENA_REFERENCE_CACHE_GB='lots'"):
+        ReferenceCache.under(tmp_path)
+
+
+class Folder:
+    def __init__(self, root):
+        self.in_dir, self.ref_dir = root / "in", root / "ref"
+        self.in_dir.mkdir(parents=True)
+        self.ref_dir.mkdir()
+
+    def write(self, shape_id: str, size: int) -> None:
+        for name, (where, _) in reference_cache.FILES.items():
+            (getattr(self, where) / f"{name}_{shape_id}.pt").write_bytes(b"x" * size)
+
+
+def test_an_entry_that_goes_while_it_is_copied_leaves_nothing_behind(tmp_path):
+    cache = ReferenceCache(tmp_path / "cache", 10**9)
+    cache.root.mkdir()
+    source, target = Folder(tmp_path / "a"), Folder(tmp_path / "b")
+    source.write("visible0", 10)
+    cache.store("entry", source, "visible0")
+    (cache.root / "entry" / "expected.pt").unlink()  # evicted halfway by another worker
+
+    assert cache.restore("entry", target, "visible0") is False
+    assert not list(target.in_dir.iterdir()) and not list(target.ref_dir.iterdir())
+    assert cache.restore("missing", target, "visible0") is False
+
+
+def test_restored_files_are_readable_by_the_candidate_only_in_in_dir(tmp_path):
+    cache = ReferenceCache(tmp_path / "cache", 10**9)
+    cache.root.mkdir()
+    source, target = Folder(tmp_path / "a"), Folder(tmp_path / "b")
+    source.write("visible0", 10)
+    cache.store("entry", source, "visible0")
+
+    assert cache.restore("entry", target, "hidden2") is True
+    assert (target.in_dir / "inputs_hidden2.pt").stat().st_mode & 0o777 == 0o644
+    assert (target.ref_dir / "expected_hidden2.pt").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_least_recently_used_entries_go_once_the_cache_is_over_its_size(tmp_path):
+    cache = ReferenceCache(tmp_path / "cache", max_bytes=10**9)
+    cache.root.mkdir()
+    folder = Folder(tmp_path / "run")
+    folder.write("visible0", 100)
+    now = time.time()
+    for age, entry in enumerate(["new", "used", "old"]):
+        cache.store(entry, folder, "visible0")
+        os.utime(cache.root / entry, (now - 100 * age, now - 100 * age))
+    os.utime(cache.root / "used", (now + 10, now + 10))  # restored lately
+    stale = cache.root / ".staging-dead"
+    stale.mkdir()
+    os.utime(stale, (now - 2 * reference_cache.STALE_STAGING_S,) * 2)
+
+    cache.max_bytes = 2 * 4 * 100  # two entries of four 100-byte files
+    cache.trim()
+
+    assert sorted(p.name for p in cache.root.iterdir()) == ["new", "used"]
