@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,8 @@ class Grading:
         self.oracle: Worker | None = None
         self.candidate: Worker | None = None
         self._spare: Worker | None = None  # the next candidate process, started ahead
+        self._sandboxed = False
+        self._caching: threading.Thread | None = None  # the copy into the reference cache
         self._candidate_command: tuple[list[str], Any] | None = None
         self.expected: dict[str, Any] = {}
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
@@ -124,14 +127,41 @@ class Grading:
         }
         prepared = self.ask_reference(message, PREPARE_TIMEOUT_S)
         self.has_library = bool(prepared.get("library"))
-        for plan in missing if cache else []:
-            cache.store(entries[plan.id], self.folder, plan.id)
+        if cache and missing:
+            self._store_references(cache, [(entries[plan.id], plan.id) for plan in missing])
         return len(restored)
+
+    def _store_references(self, cache: reference_cache.ReferenceCache, shapes: list) -> None:
+        """Copy what the reference process wrote into the cache: in the background while the
+        correctness gates run (seconds for gigabytes: softmax's twelve shapes took 9 s on the
+        H200 host), finished before the performance gate times anything (`finish_caching`).
+        Where the candidate shares the parent's uid (no sandbox) it could rewrite its inputs
+        meanwhile, so the copy is made before it imports the solution."""
+
+        def store() -> None:
+            try:
+                for entry, shape_id in shapes:
+                    cache.store(entry, self.folder, shape_id)
+            except Exception as exc:  # a cache that fails costs a later grade time, not this one
+                progress.info("reference cache not written: %r", exc)
+
+        if not self._sandboxed:
+            store()
+            return
+        self._caching = threading.Thread(target=store, name="reference-cache", daemon=True)
+        self._caching.start()
+
+    def finish_caching(self) -> None:
+        """Wait for the copy into the reference cache, if one is under way."""
+        if self._caching is not None:
+            self._caching.join()
+            self._caching = None
 
     def _start_workers(self) -> None:
         uid = sandbox.sandbox_uid()
         caps = sandbox.probe()
-        self.folder = folder = RunFolder(uid=uid, sandboxed=caps.namespaces and caps.setpriv)
+        self._sandboxed = caps.namespaces and caps.setpriv
+        self.folder = folder = RunFolder(uid=uid, sandboxed=self._sandboxed)
         solution = folder.add_solution(self.solution, self.problem)
         self._graded_files = _file_digests(solution.parent, read_solution(self.solution))
         oracle_env = sandbox.child_env(_cache_home(), device=self.device)
@@ -429,6 +459,7 @@ class Grading:
             self.candidate = None
 
     def close(self) -> None:
+        self.finish_caching()  # before the run folder it copies from goes
         self.close_candidate()
         if self._spare:
             self._spare.close()

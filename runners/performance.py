@@ -107,6 +107,7 @@ class Performance:
 
     # -- performance ---------------------------------------------------------------------
     def performance(self, gate: GateResult) -> None:
+        self.grading.finish_caching()  # no copy into the cache while anything is timed
         rounds = self._rounds()
         most = self.most_rounds = rounds * MORE_ROUNDS[self.device]
         settings = self._settings()

@@ -245,13 +245,14 @@ def test_each_short_shape_is_timed_in_every_round_each_in_a_fresh_process(monkey
     # CUDA times 3 or 6 rounds; CPU one by default
     monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 2)
     started = []
-    start_candidate = gates.Grading._start_candidate
+    new_candidate = gates.Grading._new_candidate
 
     def recorded(self):
-        start_candidate(self)
-        started.append(self.candidate.proc.pid)
+        worker = new_candidate(self)
+        started.append(worker.proc.pid)
+        return worker
 
-    monkeypatch.setattr(gates.Grading, "_start_candidate", recorded)
+    monkeypatch.setattr(gates.Grading, "_new_candidate", recorded)
     result = run_bounded(grade_tiny, "honest")
     assert result.verdict == Verdict.OK, result.reason
     performance = next(g for g in result.gates if g.name == "performance")

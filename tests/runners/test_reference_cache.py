@@ -3,6 +3,7 @@ a second grade of a problem copies what the first computed and grades the same; 
 version, shape or device is another entry; the cache keeps to its size. The real engine on the
 CPU."""
 
+import dataclasses
 import os
 import shutil
 import time
@@ -139,3 +140,53 @@ def test_the_least_recently_used_entries_go_once_the_cache_is_over_its_size(tmp_
     cache.trim()
 
     assert sorted(p.name for p in cache.root.iterdir()) == ["new", "used"]
+
+
+def test_the_copy_into_the_cache_ends_before_anything_is_timed(cache_home, monkeypatch):
+    """Sandboxed, the copy runs beside the correctness gates; the performance gate waits."""
+    from runners import performance, sandbox
+
+    assert sandbox.probe().namespaces, "this test needs the sandboxed path"
+    events = []
+    store, timing_round = ReferenceCache.store, performance.Performance._round
+
+    def slow_store(self, *args):
+        time.sleep(0.5)
+        store(self, *args)
+        events.append("stored")
+
+    def timed(self, *args):
+        events.append("timed")
+        return timing_round(self, *args)
+
+    monkeypatch.setattr(ReferenceCache, "store", slow_store)
+    monkeypatch.setattr(performance.Performance, "_round", timed)
+
+    assert grade().verdict == Verdict.OK
+    assert events == ["stored", "stored", "timed"]
+
+
+def test_without_a_sandbox_the_copy_is_made_before_the_solution_is_imported(
+    cache_home, monkeypatch
+):
+    """The candidate then shares the parent's uid and could rewrite its inputs in in/."""
+    from runners import gates, sandbox
+
+    probe = sandbox.probe()
+    monkeypatch.setattr(sandbox, "probe", lambda: dataclasses.replace(probe, namespaces=False))
+    events = []
+    store, build = ReferenceCache.store, gates.Grading._build_candidate
+
+    def recorded_store(self, *args):
+        store(self, *args)
+        events.append("stored")
+
+    def recorded_build(self, verdict):
+        events.append("import")
+        return build(self, verdict)
+
+    monkeypatch.setattr(ReferenceCache, "store", recorded_store)
+    monkeypatch.setattr(gates.Grading, "_build_candidate", recorded_build)
+
+    assert grade().verdict == Verdict.OK
+    assert events[:3] == ["stored", "stored", "import"]
