@@ -41,7 +41,9 @@ def test_a_second_grade_copies_the_references_and_grades_the_same(cache_home):
 
     assert cached(first) == "0 of 2" and cached(second) == "2 of 2"
     assert first.verdict == second.verdict == Verdict.OK
-    errors = [[(s.correct, s.max_abs_err, s.max_rel_err) for s in r.shapes] for r in (first, second)]
+    errors = [
+        [(s.correct, s.max_abs_err, s.max_rel_err) for s in r.shapes] for r in (first, second)
+    ]
     assert errors[0] == errors[1]  # the same expected outputs, compared the same
     entries = list((cache_home / "references").iterdir())
     assert len(entries) == 2
@@ -97,12 +99,18 @@ class Folder:
             (getattr(self, where) / f"{name}_{shape_id}.pt").write_bytes(b"x" * size)
 
 
-def test_an_entry_that_goes_while_it_is_copied_leaves_nothing_behind(tmp_path):
+def one_entry(tmp_path) -> tuple[ReferenceCache, Folder]:
+    """A cache holding "entry" (a shape's files from one run folder), and another run folder."""
     cache = ReferenceCache(tmp_path / "cache", 10**9)
     cache.root.mkdir()
-    source, target = Folder(tmp_path / "a"), Folder(tmp_path / "b")
+    source = Folder(tmp_path / "a")
     source.write("visible0", 10)
     cache.store("entry", source, "visible0")
+    return cache, Folder(tmp_path / "b")
+
+
+def test_an_entry_that_goes_while_it_is_copied_leaves_nothing_behind(tmp_path):
+    cache, target = one_entry(tmp_path)
     (cache.root / "entry" / "expected.pt").unlink()  # evicted halfway by another worker
 
     assert cache.restore("entry", target, "visible0") is False
@@ -111,11 +119,7 @@ def test_an_entry_that_goes_while_it_is_copied_leaves_nothing_behind(tmp_path):
 
 
 def test_restored_files_are_readable_by_the_candidate_only_in_in_dir(tmp_path):
-    cache = ReferenceCache(tmp_path / "cache", 10**9)
-    cache.root.mkdir()
-    source, target = Folder(tmp_path / "a"), Folder(tmp_path / "b")
-    source.write("visible0", 10)
-    cache.store("entry", source, "visible0")
+    cache, target = one_entry(tmp_path)
 
     assert cache.restore("entry", target, "hidden2") is True
     assert (target.in_dir / "inputs_hidden2.pt").stat().st_mode & 0o777 == 0o644
