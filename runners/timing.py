@@ -61,12 +61,6 @@ PROTOCOL = 5
 # The last calls of a timing whose outputs come back for the re-check (consecutive calls use
 # different bases and ring slots); the reference process refuses a file that holds more.
 KEPT_CALLS = 2
-# A call whose outputs are larger than this keeps only its last call for the re-check: saving and
-# re-checking two 0.8 GiB outputs cost 4-6 s a round on the H200 hosts against under 1 s of
-# measuring, several times a grade (docs/benchmarks.md, "Cost of a grade", session 46). One
-# varied call is as wrong as two for a solution whose timed outputs are stale, cached or
-# computed late.
-KEPT_ONE_BYTES = 64 * 2**20
 # The fewest samples of a reference timing whose counts gave way (Settings.count_cap_s), or the
 # settings' own minimum where that is smaller (the CPU's 3).
 MIN_SLOW_SAMPLES = 5
@@ -269,7 +263,7 @@ def measure(
     clock = _clock(device, settings)
     samples = Samples()
     running = _Running()
-    keep = min(KEPT_CALLS, len(bases))  # until the first sample's outputs say their size
+    keep = min(KEPT_CALLS, len(bases))
     # Varied timing goes on until every slot has been refilled, so the kept calls reuse
     # addresses (with new contents): what a cache keyed on them would get wrong.
     min_samples = settings.min_samples
@@ -306,8 +300,6 @@ def measure(
             samples.event_ms.append(event)
             samples.host_ms.append(host)
             samples.span_ms.append(span)
-            if len(samples.event_ms) == 1:
-                keep = kept_calls(out, len(bases))
             samples.kept = [*samples.kept, (base, i, out)][-keep:]
             i += 1
             ring.hold(out)
@@ -350,13 +342,6 @@ def output_storages(out: Any) -> set[int]:
         for o in _outputs(out)
         if isinstance(o, torch.Tensor) and o.numel()
     }
-
-
-def kept_calls(out: Any, bases: int) -> int:
-    """How many of the last calls keep their outputs for the re-check, by a call's output size
-    (KEPT_ONE_BYTES), never more than there are input sets."""
-    size = sum(o.nbytes for o in _outputs(out) if type(o) is torch.Tensor)
-    return min(1 if size > KEPT_ONE_BYTES else KEPT_CALLS, bases)
 
 
 def _copied(out: Any) -> Any:

@@ -300,25 +300,3 @@ def test_the_count_cap_never_asks_for_more_samples_than_the_settings_do():
     settings = timing.Settings(warmup=1, min_samples=3, cap_s=0.05, count_cap_s=0.01)
     samples = timing.measure(lambda args: time.sleep(0.03), [[1]], device="cpu", settings=settings)
     assert len(samples.event_ms) == 3
-
-
-@pytest.mark.parametrize(("elements", "kept"), [(16, 2), (64, 1)])
-def test_calls_with_large_outputs_keep_only_the_last_for_the_recheck(monkeypatch, elements, kept):
-    """Two calls' outputs are re-checked, one call's when a call's outputs are larger than
-    KEPT_ONE_BYTES (here 128 bytes: 16 float32 elements are under it, 64 over)."""
-    monkeypatch.setattr(timing, "KEPT_ONE_BYTES", 128)
-    bases = [[torch.full((elements,), float(value))] for value in (1, 2, 3)]
-    settings = timing.Settings(warmup=1, min_samples=8, max_samples=8, vary_seed=5)
-
-    samples = timing.measure(lambda a: a[0] * 2.0, bases, device="cpu", settings=settings)
-
-    assert len(samples.event_ms) == 8
-    assert [number for _, number, _ in samples.kept] == list(range(9 - kept, 9))
-    for base, number, outputs in samples.kept:
-        (expected,) = timing.vary(timing.fresh_copy(bases[base]), 5, number)
-        assert torch.equal(outputs, expected * 2.0)
-
-
-def test_the_kept_count_never_exceeds_the_input_sets():
-    assert timing.kept_calls(torch.ones(4), bases=1) == 1
-    assert timing.kept_calls((torch.ones(4), None), bases=3) == timing.KEPT_CALLS
