@@ -103,8 +103,12 @@ class Grading:
         process and then cached. Runs before the candidate imports the solution, so what is
         cached is what the reference wrote. Returns how many shapes came from the cache."""
         plans = self.visible + self.hidden
-        cache = reference_cache.ReferenceCache.under(_cache_home())
-        software = {key: self.result.environment.get(key) for key in ("gpu", "torch", "cuda")}
+        # Without a sandbox the candidate has the parent's uid and could write into the cache
+        # itself, for every later grade: such a grade neither reads nor writes it.
+        cache = reference_cache.ReferenceCache.under(_cache_home()) if self._sandboxed else None
+        software = {
+            key: self.result.environment.get(key) for key in ("gpu", "cpu", "torch", "cuda")
+        }
         entries = {
             plan.id: reference_cache.key(
                 self.problem.version, plan.message(), self.device, software
@@ -132,11 +136,10 @@ class Grading:
         return len(restored)
 
     def _store_references(self, cache: reference_cache.ReferenceCache, shapes: list) -> None:
-        """Copy what the reference process wrote into the cache: in the background while the
+        """Copy what the reference process wrote into the cache, in the background while the
         correctness gates run (seconds for gigabytes: softmax's twelve shapes took 9 s on the
         H200 host), finished before the performance gate times anything (`finish_caching`).
-        Where the candidate shares the parent's uid (no sandbox) it could rewrite its inputs
-        meanwhile, so the copy is made before it imports the solution."""
+        The sandboxed candidate cannot write in/ or ref/ meanwhile."""
 
         def store() -> None:
             try:
@@ -145,9 +148,6 @@ class Grading:
             except Exception as exc:  # a cache that fails costs a later grade time, not this one
                 progress.info("reference cache not written: %r", exc)
 
-        if not self._sandboxed:
-            store()
-            return
         self._caching = threading.Thread(target=store, name="reference-cache", daemon=True)
         self._caching.start()
 
@@ -459,15 +459,19 @@ class Grading:
             self.candidate = None
 
     def close(self) -> None:
-        self.finish_caching()  # before the run folder it copies from goes
-        self.close_candidate()
-        if self._spare:
-            self._spare.close()
-            self._spare = None
-        if self.oracle:
-            self.oracle.close()
-        if self.folder:
-            self.folder.remove()
+        try:
+            self.close_candidate()
+            if self._spare:
+                self._spare.close()
+                self._spare = None
+            if self.oracle:
+                self.oracle.close()
+        finally:
+            try:
+                self.finish_caching()  # before the run folder it copies from goes
+            finally:
+                if self.folder:
+                    self.folder.remove()
 
 
 def _file_digests(folder: Path, files: SolutionFiles) -> dict[str, str | None]:

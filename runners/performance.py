@@ -189,9 +189,8 @@ class Performance:
         retimed = gate.details.setdefault("retimed", [])
         shown = problem if plan.set != "hidden" else ""  # a held-out shape's times stay here
         retimed.append({"shape": plan.name, "round": index + 1, "problem": shown})
+        # No process is started beside a retime: its cause is a disturbed host.
         self.grading.restart_candidate()
-        if index + 1 < self.most_rounds:
-            self.grading.prestart_candidate()
         again = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
         before = len(samples[plan.id])
         problems = self._time_candidate(plan, again, samples[plan.id], gate)

@@ -2,9 +2,10 @@
 
 A shape's inputs, init arguments, reference `state_dict` and expected outputs depend only on the
 problem folder, the shape (parameters, seeds, input distributions), the device model, the
-software that computed them and the engine's own recipe for them (`runners.oracle`), so the first
-grade of a problem on a worker computes them and every later one copies them. On the H100 the
-reference process spent 3 to 22 s a grade on them (docs/benchmarks.md, "Cost of a grade").
+software that computed them and the engine's own code (`runners.oracle` and what it uses), so
+the first grade of a problem on a worker computes them and every later one copies them. On the
+H100 the reference process spent 3 to 22 s a grade on them (docs/benchmarks.md, "Cost of a
+grade").
 
 Each entry is a folder named by the digest of all of that (`key`), written under a temporary name
 and renamed into place whole, so a grade never reads half an entry; the least recently used
@@ -33,15 +34,16 @@ STALE_STAGING_S = 3600.0
 # an entry, and who may read it there: the candidate reads in/, never ref/.
 FILES = {"init": ("in_dir", 0o644), "state": ("in_dir", 0o644), "inputs": ("in_dir", 0o644)}
 FILES["expected"] = ("ref_dir", 0o600)
-# What the reference process computes them with: a change to it is a new key.
-RECIPE = Path(__file__).with_name("oracle.py")
+# What the reference process computes them with (runners.oracle and every engine module it
+# reads problems, inputs and models through): any change to the engine is a new key.
+ENGINE = Path(__file__).resolve().parent
 
 
 def key(problem_version: str, shape: dict[str, Any], device: str, software: dict[str, Any]) -> str:
     """The entry of one shape: `shape` is the plan's message (its id left out: the same shape
     is visible in one problem version's plan and the same in the next), `software` the GPU
-    model, torch and CUDA versions the files were computed with."""
-    recipe = hashlib.sha256(RECIPE.read_bytes()).hexdigest()
+    model, processor, torch and CUDA versions the files were computed with."""
+    recipe = _engine_digest()
     material = {
         "engine": ENGINE_VERSION,
         "recipe": recipe,
@@ -51,6 +53,16 @@ def key(problem_version: str, shape: dict[str, Any], device: str, software: dict
         "software": software,
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:40]
+
+
+def _engine_digest() -> str:
+    """sha256 over the engine's own modules (problems and tests left out)."""
+    digest = hashlib.sha256()
+    for path in sorted(ENGINE.rglob("*.py")):
+        relative = path.relative_to(ENGINE)
+        if relative.parts[0] != "problems":
+            digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 class ReferenceCache:
@@ -95,15 +107,21 @@ class ReferenceCache:
 
     def store(self, entry: str, folder: Any, shape_id: str) -> None:
         """Keep the shape's files the reference process just wrote, then trim the cache to its
-        size. An entry another grade stored meanwhile is kept as it is."""
+        size. An entry another grade stored meanwhile is kept as it is; one larger than a
+        quarter of the cache is not kept (it would push out the rest at every grade)."""
+        written = {
+            name: getattr(folder, where) / f"{name}_{shape_id}.pt"
+            for name, (where, _) in FILES.items()
+        }
         if (self.root / entry).is_dir():
+            return
+        if sum(path.stat().st_size for path in written.values()) > self.max_bytes / 4:
             return
         staging = self.root / f".staging-{secrets.token_hex(8)}"
         staging.mkdir(mode=0o700)
         try:
-            for name, (where, _) in FILES.items():
-                written = getattr(folder, where) / f"{name}_{shape_id}.pt"
-                shutil.copyfile(written, staging / f"{name}.pt")
+            for name, path in written.items():
+                shutil.copyfile(path, staging / f"{name}.pt")
             staging.rename(self.root / entry)
         except OSError:  # another grade's entry won the rename, or the disk is full
             shutil.rmtree(staging, ignore_errors=True)

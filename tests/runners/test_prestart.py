@@ -49,6 +49,7 @@ def test_the_next_rounds_process_starts_before_this_round_ends(events):
     first, second, third = starts
     assert events.index(("start", second)) < events.index(("end", first))
     assert events.index(("start", third)) < events.index(("end", second))
+    assert {pid for what, pid in events if what == "end"} >= set(starts)  # none left running
 
 
 def test_a_prestarted_process_that_died_is_replaced(events, monkeypatch):
@@ -65,3 +66,4 @@ def test_a_prestarted_process_that_died_is_replaced(events, monkeypatch):
     assert result.verdict == Verdict.OK, result.reason
     starts = [pid for what, pid in events if what == "start"]
     assert len(starts) == 5  # the first, two dead spares and two fresh replacements
+    assert {pid for what, pid in events if what == "end"} >= set(starts)
