@@ -16,7 +16,8 @@ reference inputs and outputs, the starter's check, build, correctness on visible
 shapes, performance, baselines, score); with ``--regrades`` 2 or more, each solution's worst
 shape spread across its re-grades against the precision targets. The engine's progress log of
 each grade lands beside its result (``.log``). Written to OUT/grade_cost.json after every grade;
-a grade already there is not run again, so a second call (a device call's deadline) goes on.
+a grade already there is not run again, so a second call (a device call's deadline) goes on;
+``--until EPOCH`` starts no grade that would end after it.
 """
 
 from __future__ import annotations
@@ -67,6 +68,12 @@ def main() -> None:
         kinds = [("first", None)] * ("first" not in entry)
         kinds += [(f"regrade{n}", first) for n in range(len(regrades) + 1, args.regrades + 1)]
         for kind, baselines in kinds:
+            if kind != "first" and "first" not in entry:
+                break  # a re-grade takes the first grade's baselines
+            expected_s = _expected_s(entry, kind, args.grade_s)
+            if args.until and time.time() + expected_s > args.until:
+                print(f"{name} {kind}: not started, would end past --until", flush=True)
+                continue
             out = args.out / f"{_safe(name)}.{kind}.json"
             record = grade(
                 problem, solution, out, device=args.device, baselines=baselines, cache=cache
@@ -100,7 +107,32 @@ def _parse() -> argparse.Namespace:
         "spread across them (default 1)",
     )
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--until",
+        type=float,
+        help="a Unix time: no grade starts that would end after it (judged by the solution's "
+        "longest grade of its kind so far, else --grade-s), so a device call's limit cuts no "
+        "grade in the middle",
+    )
+    parser.add_argument(
+        "--grade-s",
+        type=float,
+        default=240.0,
+        help="with --until, the seconds a solution's first grade is expected to take before "
+        "any of its grades has ended (default 240)",
+    )
     return parser.parse_args()
+
+
+def _expected_s(entry: dict, kind: str, default_s: float) -> float:
+    """How long a grade of `kind` of this solution should take: its longest re-grade so far
+    for a re-grade (else its first grade, which also times the baselines), `default_s` for a
+    first grade."""
+    if kind == "first":
+        return default_s
+    walls = [record["wall_s"] for record in entry.get("regrades", [])]
+    first = entry.get("first") or {}
+    return max(walls) if walls else first.get("wall_s", default_s)
 
 
 def _spec(spec: str) -> tuple[str, Path]:

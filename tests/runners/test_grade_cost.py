@@ -4,6 +4,7 @@ and not run again by a second call."""
 
 import json
 import sys
+import time
 
 import pytest
 from engine_support import RUNTIME, TINY
@@ -69,3 +70,26 @@ def test_a_bad_grade_argument_is_refused_with_its_reason(monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "argv", ["grade_cost.py", "--out", str(tmp_path), "--grade", "x"])
     with pytest.raises(SystemExit, match="expected PROBLEM=SOLUTION"):
         grade_cost.main()
+
+
+def test_no_grade_starts_that_would_end_past_until(tmp_path, monkeypatch, capsys):
+    """A device call's deadline: the first grade is expected to take --grade-s; past the
+    deadline nothing starts, and a later call goes on where this one stopped."""
+    argv = ["grade_cost.py", "--device", "cpu", "--out", str(tmp_path), "--regrades", "1"]
+    argv += ["--grade", f"{TINY}={RUNTIME / 'honest.py'}"]
+    argv += ["--until", str(time.time() + 60), "--grade-s", "3600"]
+    monkeypatch.setattr(sys, "argv", argv)
+
+    grade_cost.main()
+
+    assert "tiny_tanh:honest.py first: not started" in capsys.readouterr().out
+    (entry,) = json.loads((tmp_path / "grade_cost.json").read_text()).values()
+    assert "first" not in entry and entry["regrades"] == []
+
+
+def test_a_regrade_is_expected_to_take_the_longest_of_its_kind_so_far():
+    entry = {"first": {"wall_s": 100.0}, "regrades": []}
+    assert grade_cost._expected_s(entry, "regrade1", 240.0) == 100.0
+    entry["regrades"] = [{"wall_s": 40.0}, {"wall_s": 55.0}]
+    assert grade_cost._expected_s(entry, "regrade3", 240.0) == 55.0
+    assert grade_cost._expected_s(entry, "first", 240.0) == 240.0
