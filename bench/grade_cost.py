@@ -85,6 +85,7 @@ def main() -> None:
                 entry["spread"] = spread(regrades)
             report_path.write_text(json.dumps(report, indent=2) + "\n")
             print(_line(name, kind, record), flush=True)
+    report_path.write_text(json.dumps(report, indent=2) + "\n")  # also what did not start
     print(table(report))
 
 
