@@ -109,12 +109,9 @@ class Grading:
         software = {
             key: self.result.environment.get(key) for key in ("gpu", "cpu", "torch", "cuda")
         }
-        entries = {
-            plan.id: reference_cache.key(
-                self.problem.version, plan.message(), self.device, software
-            )
-            for plan in plans
-        }
+        messages = [plan.message() for plan in plans]
+        keys = reference_cache.keys(self.problem.version, messages, self.device, software)
+        entries = dict(zip([plan.id for plan in plans], keys, strict=True))
         restored = {
             plan.id
             for plan in plans
@@ -145,6 +142,7 @@ class Grading:
             try:
                 for entry, shape_id in shapes:
                     cache.store(entry, self.folder, shape_id)
+                cache.trim()  # once, after all of this grade's entries
             except Exception as exc:  # a cache that fails costs a later grade time, not this one
                 progress.info("reference cache not written: %r", exc)
 

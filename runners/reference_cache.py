@@ -26,8 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runners import ENGINE_VERSION
-
 DEFAULT_GB = 64.0
 STALE_STAGING_S = 3600.0
 # Where each of a shape's files goes in the run folder (runners.plan.RunFolder), by its name in
@@ -39,24 +37,31 @@ FILES["expected"] = ("ref_dir", 0o600)
 ENGINE = Path(__file__).resolve().parent
 
 
-def key(problem_version: str, shape: dict[str, Any], device: str, software: dict[str, Any]) -> str:
-    """The entry of one shape: `shape` is the plan's message (its id left out: the same shape
-    is visible in one problem version's plan and the same in the next), `software` the GPU
-    model, processor, torch and CUDA versions the files were computed with."""
-    recipe = _engine_digest()
-    material = {
-        "engine": ENGINE_VERSION,
-        "recipe": recipe,
+def keys(
+    problem_version: str, shapes: list[dict[str, Any]], device: str, software: dict[str, Any]
+) -> list[str]:
+    """The entry of each shape: `shapes` are the plans' messages (their ids left out: a shape
+    under another id is the same entry), `software` the GPU model, processor, torch and CUDA
+    versions the files were computed with. The engine's code is read once for all of them."""
+    common = {
+        "engine": engine_digest(),
         "problem": problem_version,
-        "shape": {k: v for k, v in shape.items() if k != "id"},
         "device": device,
         "software": software,
     }
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:40]
+    return [
+        hashlib.sha256(
+            json.dumps(
+                {**common, "shape": {k: v for k, v in shape.items() if k != "id"}},
+                sort_keys=True,
+            ).encode()
+        ).hexdigest()[:40]
+        for shape in shapes
+    ]
 
 
-def _engine_digest() -> str:
-    """sha256 over the engine's own modules (problems and tests left out)."""
+def engine_digest() -> str:
+    """sha256 over the engine's own modules (the problem deck left out)."""
     digest = hashlib.sha256()
     for path in sorted(ENGINE.rglob("*.py")):
         relative = path.relative_to(ENGINE)
@@ -106,9 +111,9 @@ class ReferenceCache:
         return True
 
     def store(self, entry: str, folder: Any, shape_id: str) -> None:
-        """Keep the shape's files the reference process just wrote, then trim the cache to its
-        size. An entry another grade stored meanwhile is kept as it is; one larger than a
-        quarter of the cache is not kept (it would push out the rest at every grade)."""
+        """Keep the shape's files the reference process just wrote (`trim` then keeps the cache
+        to its size). An entry another grade stored meanwhile is kept as it is; one larger than
+        a quarter of the cache is not kept (it would push out the rest at every grade)."""
         written = {
             name: getattr(folder, where) / f"{name}_{shape_id}.pt"
             for name, (where, _) in FILES.items()
@@ -125,8 +130,6 @@ class ReferenceCache:
             staging.rename(self.root / entry)
         except OSError:  # another grade's entry won the rename, or the disk is full
             shutil.rmtree(staging, ignore_errors=True)
-            return
-        self.trim()
 
     def trim(self) -> None:
         """Remove the least recently used entries until the rest fit in `max_bytes`, and what a

@@ -71,19 +71,27 @@ def test_a_changed_problem_is_computed_again(cache_home, sandboxed, tmp_path):
     assert len(list((cache_home / "references").iterdir())) == 4
 
 
+def key(version, shape, device, software) -> str:
+    (entry,) = reference_cache.keys(version, [shape], device, software)
+    return entry
+
+
 def test_the_key_names_the_problem_version_shape_device_and_software():
     shape = {"id": "visible0", "params": {"N": 8}, "seeds": [0, 1], "dists": ["normal"] * 2}
     software = {"gpu": "NVIDIA H100 80GB HBM3", "cpu": "x86_64", "torch": "2.11.0", "cuda": "12.8"}
-    base = reference_cache.key("v1", shape, "cuda", software)
+    base = key("v1", shape, "cuda", software)
 
-    assert reference_cache.key("v1", {**shape, "id": "hidden3"}, "cuda", software) == base
-    assert reference_cache.key("v2", shape, "cuda", software) != base
-    assert reference_cache.key("v1", {**shape, "params": {"N": 16}}, "cuda", software) != base
-    assert reference_cache.key("v1", {**shape, "seeds": [0, 2]}, "cuda", software) != base
-    assert reference_cache.key("v1", {**shape, "dists": ["large"] * 2}, "cuda", software) != base
-    assert reference_cache.key("v1", shape, "cpu", software) != base
-    assert reference_cache.key("v1", shape, "cuda", {**software, "torch": "2.12.0"}) != base
-    assert reference_cache.key("v1", shape, "cuda", {**software, "cpu": "aarch64"}) != base
+    assert key("v1", {**shape, "id": "hidden3"}, "cuda", software) == base
+    assert key("v2", shape, "cuda", software) != base
+    assert key("v1", {**shape, "params": {"N": 16}}, "cuda", software) != base
+    assert key("v1", {**shape, "seeds": [0, 2]}, "cuda", software) != base
+    assert key("v1", {**shape, "dists": ["large"] * 2}, "cuda", software) != base
+    assert key("v1", shape, "cpu", software) != base
+    assert key("v1", shape, "cuda", {**software, "torch": "2.12.0"}) != base
+    assert key("v1", shape, "cuda", {**software, "cpu": "aarch64"}) != base
+    other = {**shape, "params": {"N": 16}}
+    both = reference_cache.keys("v1", [shape, other], "cuda", software)
+    assert both == [base, key("v1", other, "cuda", software)]
 
 
 def test_any_change_to_the_engine_is_a_new_key(tmp_path, monkeypatch):
@@ -92,12 +100,12 @@ def test_any_change_to_the_engine_is_a_new_key(tmp_path, monkeypatch):
     (engine / "oracle.py").write_text("# the recipe\n")
     monkeypatch.setattr(reference_cache, "ENGINE", engine)
     shape = {"params": {"N": 8}, "seeds": [0], "dists": ["normal"]}
-    before = reference_cache.key("v1", shape, "cuda", {})
+    before = key("v1", shape, "cuda", {})
 
     (engine / "problems" / "softmax" / "reference.py").write_text("# the problem version's\n")
-    assert reference_cache.key("v1", shape, "cuda", {}) == before
+    assert key("v1", shape, "cuda", {}) == before
     (engine / "timing.py").write_text("# a module the recipe uses\n")
-    assert reference_cache.key("v1", shape, "cuda", {}) != before
+    assert key("v1", shape, "cuda", {}) != before
 
 
 def test_turned_off_nothing_is_kept(cache_home, monkeypatch):
