@@ -16,14 +16,14 @@ from typing import Any
 
 import torch
 
-from runners import construction, launches, protocol, timing
+from runners import construction, launches, protocol, tensor_file, timing
 from runners.compare import save_without_checksums
 
 _type = type
 _Tensor = torch.Tensor
 _equal = torch.equal
-_save = torch.save
-_load = torch.load
+_save = tensor_file.save  # outputs
+_load = torch.load  # init and state
 _synchronize = torch.cuda.synchronize
 _perf_counter = timing._perf_counter  # captured before the solution is imported
 
@@ -84,7 +84,7 @@ class Candidate:
                 if not all(_same(a, p) for a, p in zip(args, pristine, strict=True)):
                     mutated.append(index)
         with self._phase("save"):
-            _save({"outputs": outputs}, request["out"])
+            _save(outputs, request["out"])
         aliased = sum(map(len, storages)) > len(set().union(*storages))
         reply = {"type_errors": type_errors, "mutated": mutated, "aliased": aliased}
         return reply | _integrity()
@@ -108,7 +108,7 @@ class Candidate:
             (base, call, _plain_outputs(out, base, type_errors)) for base, call, out in samples.kept
         ]
         with self._phase("save"):
-            _save({"kept": kept}, request["out"])
+            _save(kept, request["out"])
         return {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
 
     def profile(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -132,9 +132,7 @@ class Candidate:
         """Loaded once: timing reuses the correctness inputs (checked unmodified by then)."""
         if path not in self.inputs:
             with self._phase("inputs"):
-                self.inputs[path] = _load(
-                    path, map_location=self.device, weights_only=True, mmap=True
-                )
+                self.inputs[path] = tensor_file.load(path, self.device)
         return self.inputs[path]
 
     def _call(self, model, args: list[Any]):
@@ -173,11 +171,15 @@ def _plain_outputs(out: Any, index: int, type_errors: list[str]) -> list[Any]:
     items = list(out) if isinstance(out, tuple | list) else [out]
     plain = []
     for position, item in enumerate(items):
-        if _type(item) is _Tensor:
-            plain.append(item.detach())
-        else:
+        if _type(item) is not _Tensor:
             type_errors.append(f"call {index} output {position} is {_type(item).__qualname__}")
             plain.append(None)
+        elif tensor_file.cannot_save(item):
+            problem = tensor_file.cannot_save(item)
+            type_errors.append(f"call {index} output {position} is {problem}")
+            plain.append(None)
+        else:
+            plain.append(item.detach())
     return plain
 
 

@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import stat
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -46,11 +42,6 @@ class Comparison:
         return cls(**data)
 
 
-# A candidate's file pickles a short list of tensors, a few KiB; its tensors' bytes are members
-# of their own. A larger pickle is refused before it is unpickled.
-MAX_PICKLE_BYTES = 1 << 20
-
-
 def release_device_memory(device: str) -> None:
     """Hand the allocator's cached blocks back to the device, which the engine's three processes
     share: after preparing moe-sized shapes the reference process held 38 GiB of cache and the
@@ -61,35 +52,10 @@ def release_device_memory(device: str) -> None:
 
 
 def save_without_checksums() -> None:
-    """torch.save in this process skips each member's CRC-32, which nothing reads back (a loaded
-    file is trusted or checked by `load_candidate_file`, neither by checksum): on the CPU a 1 GiB
-    save took 2.5 s with it and 0.7 s without, and a grade saves every shape's inputs, expected
-    and candidate outputs, gigabytes for the large ones, each round."""
+    """torch.save in this process skips each member's CRC-32, which nothing reads back (the
+    engine's own init and state files, trusted): on the CPU a 1 GiB save took 2.5 s with it and
+    0.7 s without. Inputs and outputs cross as runners.tensor_file files."""
     torch.serialization.set_crc32_options(False)
-
-
-def load_candidate_file(path: Path, map_location: Any = None) -> Any:
-    """Open without following links and only if it is a regular file (the candidate owns it),
-    and unpickle only plain tensors from a torch.save archive that `_check_archive` accepts."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ValueError("not a regular file")
-        _check_archive(handle)
-        handle.seek(0)
-        return torch.load(handle, map_location=map_location, weights_only=True)
-
-
-def _check_archive(handle: Any) -> None:
-    """torch.save writes a zip archive whose members are all stored as is. A compressed member
-    (which torch.load would inflate) or an outsized pickle lets a small forged file cost the
-    loading process minutes or its memory, however the file's size is limited."""
-    with zipfile.ZipFile(handle) as archive:  # anything but a zip archive raises
-        for member in archive.infolist():
-            if member.compress_type != zipfile.ZIP_STORED:
-                raise ValueError(f"compressed member {member.filename[:80]}")
-            if member.filename.endswith("data.pkl") and member.file_size > MAX_PICKLE_BYTES:
-                raise ValueError(f"a pickle of {member.file_size} bytes")
 
 
 def compare_call(

@@ -16,13 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.serialization import default_restore_location
 
-from runners import construction, protocol, timing
+from runners import construction, protocol, tensor_file, timing
 from runners.compare import (
     Comparison,
     compare_call,
-    load_candidate_file,
     release_device_memory,
     save_without_checksums,
 )
@@ -205,8 +203,8 @@ class Oracle:
                 expected.append(as_output_list(model(*timing.fresh_copy(args))))
             _check_outputs(self.problem, expected[-1], args)
             input_sets.append(args)
-        torch.save(input_sets, in_dir / f"inputs_{shape['id']}.pt")
-        torch.save(expected, ref_dir / f"expected_{shape['id']}.pt")
+        tensor_file.save(input_sets, in_dir / f"inputs_{shape['id']}.tensors")
+        tensor_file.save(expected, ref_dir / f"expected_{shape['id']}.tensors")
 
     def _reference_model(self, shape: dict[str, Any], device: str):
         """The reference model at this shape's parameters, built from its first seed."""
@@ -230,9 +228,7 @@ class Oracle:
         if request["compile"]:
             torch._dynamo.reset()  # a static graph per shape, not one that went dynamic
             model = torch.compile(model, dynamic=False)
-        bases = torch.load(
-            request["inputs"], map_location=request["device"], weights_only=True, mmap=True
-        )
+        bases = tensor_file.load(request["inputs"], request["device"])
         settings = timing.Settings.from_dict(request["settings"])
         started = time.perf_counter()
         samples = timing.measure(
@@ -266,8 +262,8 @@ class Oracle:
         if not kept:
             return comparison
         model, _ = self._reference_model(request["shape"], device)
-        # Mapped, not read: only the kept calls' bases move to the device.
-        bases = torch.load(request["inputs"], map_location="cpu", weights_only=True, mmap=True)
+        # Only the kept calls' bases are read.
+        bases = tensor_file.load(request["inputs"], device, select={base for base, _, _ in kept})
         with torch.no_grad():
             while kept:  # each call's outputs are released once compared
                 base, call, outputs = kept.pop(0)
@@ -284,7 +280,7 @@ class Oracle:
         device = request["device"]
         model, init = self._reference_model(request["shape"], device)
         starter = self._starter_model(model, init, device)
-        input_sets = torch.load(request["inputs"], map_location=device, weights_only=True)
+        input_sets = tensor_file.load(request["inputs"], device)
         outputs = []
         try:
             with torch.no_grad():
@@ -292,7 +288,7 @@ class Oracle:
                     outputs.append(as_output_list(starter(*timing.fresh_copy(args))))
         except Exception as exc:  # the starter failing on a shape is a finding, not a crash
             return {"starter_error": f"{type(exc).__name__}: {exc}"[:300], "seconds": 0.0}
-        torch.save(outputs, request["out"])
+        tensor_file.save(outputs, request["out"])
         return {"seconds": time.perf_counter() - started}
 
     def _starter_model(self, model: torch.nn.Module, init: list[Any], device: str):
@@ -358,10 +354,11 @@ def _kept_calls(
     """(base, call, outputs) of each kept timed call in the candidate's file; none, the failure
     recorded in `comparison`, where the file is unreadable or the list malformed."""
     try:
-        saved = load_candidate_file(path, map_location=_gpu_storages_on(device))["kept"]
-        # Counted before anything else: a forged long list would keep the reference busy.
+        # Only the first KEPT_CALLS items are read: a forged long list would keep the
+        # reference busy.
+        saved = tensor_file.load(path, device, untrusted=True, select=range(timing.KEPT_CALLS))
         kept = []
-        if isinstance(saved, list) and len(saved) <= timing.KEPT_CALLS:
+        if len(saved) <= timing.KEPT_CALLS:
             kept = [(int(base), int(call), outputs) for base, call, outputs in saved]
     except Exception as exc:  # anything unreadable is the candidate's failure
         comparison.fail(f"timed outputs could not be read ({type(exc).__name__})")
@@ -370,17 +367,6 @@ def _kept_calls(
         comparison.fail("the timed calls kept for checking are missing or malformed")
         return []
     return kept
-
-
-def _gpu_storages_on(device: str) -> Callable[[Any, str], Any]:
-    """map_location=device for what the candidate saved on any GPU; what it saved on the CPU
-    stays there, so a CPU output in a CUDA grading still fails the comparison (and one saved on
-    another GPU cannot break it). In a CPU grading everything lands on the CPU."""
-
-    def restore(storage, location: str):
-        return storage if location == "cpu" else default_restore_location(storage, device)
-
-    return restore
 
 
 def _on(value: Any, device: str) -> Any:

@@ -98,7 +98,9 @@ class Performance:
         # On CPU the held-out shape only proves correctness: the interpreter is too slow to time it.
         self.front = grading.visible
         self.held_out = grading.hidden if self.device == "cuda" else []
-        self.timed = self.front + self.held_out
+        # Held-out shapes smaller than the visible regime count for correctness only
+        # (`_scored_held_out`), which their work says before any timing: they are not timed.
+        self.timed = self.front + [plan for plan in self.held_out if self._may_count(plan)]
         self.most_rounds = 1  # set by the performance gate
         files = read_solution(grading.solution)
         self.kernels = launches.defined_kernels(
@@ -115,10 +117,12 @@ class Performance:
         gate.details["settings"] = settings.__dict__ | {"rounds": rounds, "most_rounds": most}
         samples: dict[str, list[list[float]]] = {plan.id: [] for plan in self.timed}
         for index in range(rounds):
-            varied = self._round(index, self.timed, settings, samples, gate)
+            varied = self._round(index, self._counting(self.timed), settings, samples, gate)
         more: dict[str, int] = {}
         for index in range(rounds, most):
-            plans = [plan for plan in self.timed if scoring.unsettled(self.shapes[plan.id].time)]
+            plans = [
+                p for p in self._counting(self.timed) if scoring.unsettled(self.shapes[p.id].time)
+            ]
             if not plans:
                 break
             varied = self._round(index, plans, settings, samples, gate)
@@ -129,6 +133,9 @@ class Performance:
             for plan in self.timed:
                 self._profile(plan, varied, gate)
         gate.reason = f"{len(self.timed)} shape(s) timed"
+        untimed = [plan.name for plan in self.held_out if plan not in self.timed]
+        if untimed:
+            gate.details["correctness_only"] = untimed
         if rounds > 1:
             gate.reason += f" in {rounds} rounds"
         if "process_starts_s" in gate.details:
@@ -200,6 +207,25 @@ class Performance:
             self.shapes[plan.id].time = scoring.summarize(samples[plan.id])
         return problems
 
+    def _may_count(self, plan: ShapePlan) -> bool:
+        """Whether a held-out shape can count toward hidden_score: every one where scores are
+        speedups or there is no roofline, else one sized like the visible shapes."""
+        if self.problem.regime == "speedup" or self.hardware is None:
+            return True
+        visible = [self._floor_s(front) for front in self.front]
+        return scoring.in_visible_regime(self._floor_s(plan), visible)
+
+    def _counting(self, plans: list[ShapePlan]) -> list[ShapePlan]:
+        """`plans` less the held-out ones a round already timed under MIN_SCORED_US on a
+        roofline: they count for correctness only, and one round says so."""
+        if self.problem.regime == "speedup" or self.hardware is None:
+            return plans
+        return [plan for plan in plans if not self._under_scored(plan)]
+
+    def _under_scored(self, plan: ShapePlan) -> bool:
+        time = self.shapes[plan.id].time
+        return plan.set == "hidden" and time is not None and time.median_us < scoring.MIN_SCORED_US
+
     @property
     def _follows_clock(self) -> bool:
         """Whether timed calls follow the SM clock's steps: on CUDA, every regime but memory
@@ -235,7 +261,7 @@ class Performance:
         self, plan: ShapePlan, settings: Settings, rounds: list[list[float]], gate: GateResult
     ) -> list[str]:
         """Time one round of `plan` and add its samples to `rounds` (the earlier rounds')."""
-        out = self.grading.folder.cand / f"timed_{plan.id}.pt"
+        out = self.grading.folder.cand / f"timed_{plan.id}.tensors"
         files = self.grading.call_files(plan, out)
         message = {"op": "time", **files, "settings": settings.__dict__}
         started = time.monotonic()
@@ -337,16 +363,13 @@ class Performance:
 
     def _scored_held_out(self) -> list[ShapePlan]:
         """Held-out shapes sized like the visible ones; the rest count for correctness only."""
-        visible = [self._floor_s(plan) for plan in self.front]
         for plan in self.front:
             self.shapes[plan.id].scored = True
         scored = []
         for plan in self.held_out:
-            shape = self.shapes[plan.id]
-            in_regime = scoring.in_visible_regime(self._floor_s(plan), visible)
-            in_regime = in_regime and shape.time.median_us >= scoring.MIN_SCORED_US
-            shape.scored = in_regime
-            scored += [plan] if in_regime else []
+            counts = plan in self.timed and not self._under_scored(plan)
+            self.shapes[plan.id].scored = counts
+            scored += [plan] if counts else []
         return scored
 
     def _floor_s(self, plan: ShapePlan) -> float:
@@ -445,7 +468,7 @@ class Performance:
             "library": kind == "library",
             "starter": kind == "starter",
             "settings": {**self._settings().__dict__, "count_cap_s": REFERENCE_COUNT_CAP_S},
-            "inputs": str(self.grading.folder.in_dir / f"inputs_{plan.id}.pt"),
+            "inputs": str(self.grading.inputs_file(plan)),
         }
         reply = self.grading.ask_reference(message, timeout_s)
         return scoring.summarize([reply["event_ms"]]) if reply.get("event_ms") else None

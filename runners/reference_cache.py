@@ -30,8 +30,13 @@ DEFAULT_GB = 64.0
 STALE_STAGING_S = 3600.0
 # Where each of a shape's files goes in the run folder (runners.plan.RunFolder), by its name in
 # an entry, and who may read it there: the candidate reads in/, never ref/.
-FILES = {"init": ("in_dir", 0o644), "state": ("in_dir", 0o644), "inputs": ("in_dir", 0o644)}
-FILES["expected"] = ("ref_dir", 0o600)
+# init and state are torch.save files, inputs and expected runners.tensor_file ones.
+FILES = {
+    "init": ("in_dir", 0o644, ".pt"),
+    "state": ("in_dir", 0o644, ".pt"),
+    "inputs": ("in_dir", 0o644, ".tensors"),
+    "expected": ("ref_dir", 0o600, ".tensors"),
+}
 # What the reference process computes them with (runners.oracle and every engine module it
 # reads problems, inputs and models through): any change to the engine is a new key.
 ENGINE = Path(__file__).resolve().parent
@@ -98,9 +103,9 @@ class ReferenceCache:
         source = self.root / entry
         copied = []
         try:
-            for name, (where, mode) in FILES.items():
-                target = getattr(folder, where) / f"{name}_{shape_id}.pt"
-                shutil.copyfile(source / f"{name}.pt", target)
+            for name, (where, mode, suffix) in FILES.items():
+                target = getattr(folder, where) / f"{name}_{shape_id}{suffix}"
+                shutil.copyfile(source / f"{name}{suffix}", target)
                 copied.append(target)
                 target.chmod(mode)
             os.utime(source)  # used now: the last to go
@@ -115,8 +120,8 @@ class ReferenceCache:
         to its size). An entry another grade stored meanwhile is kept as it is; one larger than
         a quarter of the cache is not kept (it would push out the rest at every grade)."""
         written = {
-            name: getattr(folder, where) / f"{name}_{shape_id}.pt"
-            for name, (where, _) in FILES.items()
+            f"{name}{suffix}": getattr(folder, where) / f"{name}_{shape_id}{suffix}"
+            for name, (where, _, suffix) in FILES.items()
         }
         if (self.root / entry).is_dir():
             return
@@ -126,7 +131,7 @@ class ReferenceCache:
         staging.mkdir(mode=0o700)
         try:
             for name, path in written.items():
-                shutil.copyfile(path, staging / f"{name}.pt")
+                shutil.copyfile(path, staging / name)
             staging.rename(self.root / entry)
         except OSError:  # another grade's entry won the rename, or the disk is full
             shutil.rmtree(staging, ignore_errors=True)

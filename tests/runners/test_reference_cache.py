@@ -57,7 +57,9 @@ def test_a_second_grade_copies_the_references_and_grades_the_same(cache_home, sa
     assert errors[0] == errors[1]  # the same expected outputs, compared the same
     entries = list((cache_home / "references").iterdir())
     assert len(entries) == 2
-    assert {p.name for p in entries[0].iterdir()} == {f"{n}.pt" for n in reference_cache.FILES}
+    assert {p.name for p in entries[0].iterdir()} == {
+        f"{name}{suffix}" for name, (_, _, suffix) in reference_cache.FILES.items()
+    }
 
 
 def test_a_changed_problem_is_computed_again(cache_home, sandboxed, tmp_path):
@@ -129,8 +131,8 @@ class Folder:
         self.ref_dir.mkdir()
 
     def write(self, shape_id: str, size: int) -> None:
-        for name, (where, _) in reference_cache.FILES.items():
-            (getattr(self, where) / f"{name}_{shape_id}.pt").write_bytes(b"x" * size)
+        for name, (where, _, suffix) in reference_cache.FILES.items():
+            (getattr(self, where) / f"{name}_{shape_id}{suffix}").write_bytes(b"x" * size)
 
 
 def one_entry(tmp_path) -> tuple[ReferenceCache, Folder]:
@@ -145,7 +147,7 @@ def one_entry(tmp_path) -> tuple[ReferenceCache, Folder]:
 
 def test_an_entry_that_goes_while_it_is_copied_leaves_nothing_behind(tmp_path):
     cache, target = one_entry(tmp_path)
-    (cache.root / "entry" / "expected.pt").unlink()  # evicted halfway by another worker
+    (cache.root / "entry" / "expected.tensors").unlink()  # evicted halfway by another worker
 
     assert cache.restore("entry", target, "visible0") is False
     assert not list(target.in_dir.iterdir()) and not list(target.ref_dir.iterdir())
@@ -156,8 +158,8 @@ def test_restored_files_are_readable_by_the_candidate_only_in_in_dir(tmp_path):
     cache, target = one_entry(tmp_path)
 
     assert cache.restore("entry", target, "hidden2") is True
-    assert (target.in_dir / "inputs_hidden2.pt").stat().st_mode & 0o777 == 0o644
-    assert (target.ref_dir / "expected_hidden2.pt").stat().st_mode & 0o777 == 0o600
+    assert (target.in_dir / "inputs_hidden2.tensors").stat().st_mode & 0o777 == 0o644
+    assert (target.ref_dir / "expected_hidden2.tensors").stat().st_mode & 0o777 == 0o600
 
 
 def test_an_entry_larger_than_a_quarter_of_the_cache_is_not_kept(tmp_path):

@@ -1,0 +1,304 @@
+"""Tensors between the engine's processes: raw bytes behind a JSON header, nothing pickled.
+
+Inputs, expected outputs and every output the candidate hands back cross between the engine's
+processes through files in shared memory, gigabytes a grade for the large shapes. torch.save
+first copies a CUDA tensor into fresh pageable memory, and torch.load reads a file whole before
+moving it: on an H200 host two 1 GiB outputs took 3.4 s to save and 2.0 s to load onto the GPU.
+Here a tensor's bytes go through one pinned buffer of CHUNK_BYTES, in 1.2 s and 0.6 s
+(docs/benchmarks.md, "Session 47").
+
+A file is MAGIC, the header's length (8 bytes, little-endian), the header, then each tensor's
+bytes at an offset aligned to ALIGN past the header. The header is JSON:
+``{"tree": value, "tensors": [{"dtype", "shape", "stride", "device", "offset", "nbytes"}]}``,
+where a value is a JSON scalar, ``{"t": index}`` (a tensor), ``{"l": [...]}`` (a list),
+``{"u": [...]}`` (a tuple) or ``{"d": [[key, value], ...]}`` (a dict of string keys).
+
+A file the candidate wrote is read with `load(untrusted=True)`: opened without following links,
+only if it is a regular file, its header bounded and every tensor's dtype, size and place
+checked against the file before a byte is read. A tensor saved on a GPU is restored on the
+grading's device; one saved on the CPU stays there (a CPU output in a CUDA grading then fails
+its comparison).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import struct
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+MAGIC = b"ARENA-T1"
+MAX_HEADER_BYTES = 1 << 20
+ALIGN = 64
+CHUNK_BYTES = 64 << 20
+DTYPES = {
+    str(dtype).removeprefix("torch."): dtype
+    for dtype in (
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.float8_e4m3fn,
+        torch.float8_e5m2,
+        torch.float8_e4m3fnuz,
+        torch.float8_e5m2fnuz,
+        torch.complex64,
+        torch.complex128,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+        *(getattr(torch, name) for name in ("uint16", "uint32", "uint64") if hasattr(torch, name)),
+    )
+}
+
+_staging: torch.Tensor | None = None  # the process's pinned buffer, made at first use
+
+
+class UnreadableFile(ValueError):
+    """A file that is not what `save` writes: malformed, truncated, or naming impossible sizes."""
+
+
+def save(value: Any, path: Path | str) -> None:
+    """Write `value` (tensors, scalars, strings, None, and lists, tuples and string-keyed dicts
+    of them) to `path`."""
+    tensors: list[torch.Tensor] = []
+    tree = _encode(value, tensors)
+    entries, offset = [], 0
+    for tensor in tensors:
+        offset = _aligned(offset)
+        entries.append(_entry(tensor, offset))
+        offset += entries[-1]["nbytes"]
+    header = json.dumps({"tree": tree, "tensors": entries}).encode()
+    with open(path, "wb", buffering=0) as handle:
+        handle.write(MAGIC + struct.pack("<Q", len(header)) + header)
+        start = _aligned(len(MAGIC) + 8 + len(header))
+        for tensor, entry in zip(tensors, entries, strict=True):
+            handle.seek(start + entry["offset"])
+            _write_bytes(handle, _memory(tensor))
+        handle.truncate(start + offset)  # a last empty tensor still ends the file there
+
+
+def load(
+    path: Path | str,
+    device: str,
+    *,
+    untrusted: bool = False,
+    select: Iterable[int] | None = None,
+) -> Any:
+    """The value saved at `path`, its GPU tensors on `device`. With `select`, the value must be
+    a list and only those items are read (the others are None). `untrusted`: the candidate
+    wrote it; anything malformed raises UnreadableFile (or OSError opening it)."""
+    flags = os.O_RDONLY | (os.O_NOFOLLOW | os.O_NONBLOCK if untrusted else 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile("not a regular file")
+        reader = _Reader(handle, info.st_size, device)
+        tree = reader.header()
+        if select is not None:
+            if not isinstance(tree, dict) or not isinstance(tree.get("l"), list):
+                raise UnreadableFile("items selected from a value that is not a list")
+            wanted = set(select)
+            items = enumerate(tree["l"])
+            return [reader.decode(item) if i in wanted else None for i, item in items]
+        return reader.decode(tree)
+
+
+def _encode(value: Any, tensors: list[torch.Tensor]) -> Any:
+    if isinstance(value, torch.Tensor):
+        tensors.append(value)
+        return {"t": len(tensors) - 1}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list):
+        return {"l": [_encode(item, tensors) for item in value]}
+    if isinstance(value, tuple):
+        return {"u": [_encode(item, tensors) for item in value]}
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {"d": [[key, _encode(item, tensors)] for key, item in value.items()]}
+    raise TypeError(f"tensor_file cannot save a {type(value).__qualname__}")
+
+
+def cannot_save(tensor: torch.Tensor) -> str | None:
+    """Why `save` refuses the tensor (a phrase: "not a dense tensor"), or None."""
+    if tensor.layout != torch.strided or tensor.is_nested or tensor.is_quantized:
+        return "not a dense tensor"
+    if str(tensor.dtype).removeprefix("torch.") not in DTYPES:
+        return f"a {tensor.dtype} tensor, a dtype the engine does not read"
+    return None
+
+
+def _entry(tensor: torch.Tensor, offset: int) -> dict[str, Any]:
+    problem = cannot_save(tensor)
+    if problem:
+        raise TypeError(f"tensor_file cannot save this tensor: it is {problem}")
+    name = str(tensor.dtype).removeprefix("torch.")
+    stride = tensor.stride() if _dense(tensor) else _contiguous_stride(tensor.shape)
+    return {
+        "dtype": name,
+        "shape": list(tensor.shape),
+        "stride": list(stride),
+        "device": "cpu" if tensor.device.type == "cpu" else "gpu",
+        "offset": offset,
+        "nbytes": tensor.numel() * tensor.element_size(),
+    }
+
+
+def _dense(tensor: torch.Tensor) -> bool:
+    """Whether the tensor's elements fill one block of memory (any order of dimensions)."""
+    step = 1
+    dims = zip(tensor.shape, tensor.stride(), strict=True)
+    for size, stride in sorted(((s, t) for s, t in dims if s != 1), key=lambda d: d[1]):
+        if stride != step:
+            return False
+        step *= size
+    return True
+
+
+def _contiguous_stride(shape: torch.Size) -> list[int]:
+    stride, step = [], 1
+    for size in reversed(shape):
+        stride.append(step)
+        step *= max(size, 1)
+    return list(reversed(stride))
+
+
+def _memory(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor's bytes in memory order, as a flat uint8 tensor where it lives."""
+    block = tensor if _dense(tensor) else tensor.contiguous()
+    # dense with non-negative strides: the block starts at the storage offset
+    flat = block.as_strided((block.numel(),), (1,), block.storage_offset())
+    return flat.view(torch.uint8)
+
+
+def _write_bytes(handle: Any, data: torch.Tensor) -> None:
+    if data.device.type == "cpu":
+        handle.write(memoryview(data.numpy()))
+        return
+    stage = _stage()
+    for start in range(0, data.numel(), CHUNK_BYTES):
+        part = data[start : start + CHUNK_BYTES]
+        stage[: part.numel()].copy_(part)
+        handle.write(memoryview(stage[: part.numel()].numpy()))
+
+
+def _stage() -> torch.Tensor:
+    """The pinned staging buffer (pageable where pinning fails: a sandbox's locked-memory limit)."""
+    global _staging
+    if _staging is None:
+        try:
+            _staging = torch.empty(CHUNK_BYTES, dtype=torch.uint8, pin_memory=True)
+        except RuntimeError:
+            _staging = torch.empty(CHUNK_BYTES, dtype=torch.uint8)
+    return _staging
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // ALIGN) * ALIGN
+
+
+class _Reader:
+    def __init__(self, handle: Any, size: int, device: str):
+        self.handle, self.size, self.device = handle, size, device
+        self.entries: list[dict[str, Any]] = []
+        self.start = 0
+
+    def header(self) -> Any:
+        head = self._read(len(MAGIC) + 8)
+        if head[: len(MAGIC)] != MAGIC:
+            raise UnreadableFile("not a tensor file")
+        (length,) = struct.unpack("<Q", head[len(MAGIC) :])
+        if length > MAX_HEADER_BYTES or len(head) + length > self.size:
+            raise UnreadableFile(f"a header of {length} bytes")
+        try:
+            header = json.loads(self._read(length))
+        except (ValueError, RecursionError) as exc:
+            raise UnreadableFile(f"a malformed header ({type(exc).__name__})") from None
+        if not isinstance(header, dict) or not isinstance(header.get("tensors"), list):
+            raise UnreadableFile("a header without its list of tensors")
+        self.start = _aligned(len(head) + length)
+        self.entries = [self._checked(entry) for entry in header["tensors"]]
+        return header.get("tree")
+
+    def _checked(self, entry: Any) -> dict[str, Any]:
+        """The entry, if its dtype is known and its bytes lie inside the file."""
+        if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
+            raise UnreadableFile("a tensor of an unknown dtype")
+        shape, stride = entry.get("shape"), entry.get("stride")
+        numbers = [entry.get("offset"), entry.get("nbytes")]
+        if not (_counts(shape) and _counts(stride) and _counts(numbers)) or len(shape) != len(
+            stride
+        ):
+            raise UnreadableFile("a tensor with a malformed shape, stride or place")
+        dtype = DTYPES[entry["dtype"]]
+        itemsize = torch.empty(0, dtype=dtype).element_size()
+        offset, nbytes = numbers
+        if nbytes != math.prod(shape) * itemsize or self.start + offset + nbytes > self.size:
+            raise UnreadableFile("a tensor whose size does not match the file")
+        return {**entry, "dtype": dtype}
+
+    def decode(self, node: Any) -> Any:
+        if node is None or isinstance(node, bool | int | float | str):
+            return node
+        if isinstance(node, dict) and len(node) == 1:
+            ((kind, body),) = node.items()
+            if kind == "t" and isinstance(body, int) and 0 <= body < len(self.entries):
+                return self._tensor(self.entries[body])
+            if kind in ("l", "u") and isinstance(body, list):
+                items = [self.decode(item) for item in body]
+                return items if kind == "l" else tuple(items)
+            if kind == "d" and isinstance(body, list):
+                pairs = [pair for pair in body if isinstance(pair, list) and len(pair) == 2]
+                if len(pairs) == len(body) and all(isinstance(k, str) for k, _ in pairs):
+                    return {key: self.decode(value) for key, value in pairs}
+        raise UnreadableFile("a malformed value in the header")
+
+    def _tensor(self, entry: dict[str, Any]) -> torch.Tensor:
+        device = "cpu" if entry["device"] == "cpu" else self.device
+        raw = torch.empty(entry["nbytes"], dtype=torch.uint8, device=device)
+        self.handle.seek(self.start + entry["offset"])
+        if raw.device.type == "cpu":
+            self._read_into(memoryview(raw.numpy()))
+        else:
+            stage = _stage()
+            for start in range(0, raw.numel(), CHUNK_BYTES):
+                part = raw[start : start + CHUNK_BYTES]
+                self._read_into(memoryview(stage[: part.numel()].numpy()))
+                part.copy_(stage[: part.numel()])
+        dtype, shape, stride = entry["dtype"], entry["shape"], entry["stride"]
+        if not raw.numel():
+            return torch.empty(shape, dtype=dtype, device=device)
+        try:
+            return raw.view(dtype).as_strided(shape, stride)
+        except RuntimeError:  # strides reaching past the bytes
+            raise UnreadableFile("a tensor whose strides do not fit its bytes") from None
+
+    def _read(self, count: int) -> bytes:
+        data = self.handle.read(count)
+        if len(data) != count:
+            raise UnreadableFile("the file ended early")
+        return data
+
+    def _read_into(self, view: memoryview) -> None:
+        done = 0
+        while done < len(view):
+            got = self.handle.readinto(view[done:])
+            if not got:
+                raise UnreadableFile("the file ended early")
+            done += got
+
+
+def _counts(values: Any) -> bool:
+    return isinstance(values, list) and all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values
+    )
