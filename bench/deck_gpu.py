@@ -477,7 +477,7 @@ def grade(slugs: list[str], args) -> None:
 
     performance.DEFAULT_TIME_CAP_S = args.time_cap
     if args.verdicts_only:  # as bench/peer_runs.py grades: minutes less on the largest problems
-        performance.Performance._baselines = lambda self, plan: None
+        performance.Performance._baselines = lambda self: []
     baselines = _cached_baselines(args.baselines) if args.baselines else {}
     wanted = [c for c in args.controls.split(",") if c]
     jobs = [(s, c) for s in slugs for c in wanted if (SOLUTIONS / s / f"{c}.py").is_file()]

@@ -7,8 +7,9 @@
 #
 # run from the repository root with $OUT set; SECONDS is the call's limit. Each lane runs
 # `python bench/grade_cost.py --out $OUT/gGPU --until DEADLINE ARGS` pinned to its GPU (a lane
-# of "cheats" runs bench/cheats_gpu.py instead), so no grade is cut in the middle, and packs its
-# results and progress logs, without the disk cache, into $OUT/gGPU.tgz beside $OUT/gGPU.txt
+# of "cheats [--only NAME ...]" runs bench/cheats_gpu.py instead), so no grade is cut in the
+# middle, and packs its results and progress logs, without the disk cache, into $OUT/gGPU.tgz
+# beside $OUT/gGPU.txt
 # (the device tool brings back at most 8 files: four lanes). Each lane's text starts with its
 # GPU's name.
 set -u
@@ -20,10 +21,11 @@ lane() {
     local out="$OUT/g$gpu"
     mkdir -p "$out"
     {
-        nvidia-smi -L -i "$gpu"
-        if [ "$args" = cheats ]; then
+        nvidia-smi -L | sed -n "$(( gpu + 1 ))p"
+        if [ "${args%% *}" = cheats ]; then
+            # shellcheck disable=SC2086  # the --only names are a list of arguments
             CUDA_VISIBLE_DEVICES=$gpu timeout $(( deadline - $(date +%s) )) \
-                python bench/cheats_gpu.py --out "$out/cheats"
+                python bench/cheats_gpu.py --out "$out/cheats" ${args#cheats}
         else
             # shellcheck disable=SC2086  # ARGS is a list of arguments
             CUDA_VISIBLE_DEVICES=$gpu python bench/grade_cost.py --out "$out" --until "$deadline" $args

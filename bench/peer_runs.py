@@ -439,7 +439,7 @@ def command_grade_one(args: argparse.Namespace) -> None:
     (verdicts unchanged; a median from one process, less reproducible across grades)."""
     from runners import cli, performance
 
-    performance.Performance._baselines = lambda self, plan: None
+    performance.Performance._baselines = lambda self: []
     if args.quick:
         performance.TIMING_ROUNDS = performance.MORE_ROUNDS = {"cuda": 1, "cpu": 1}
         performance.COMPUTE_ROUNDS = 1

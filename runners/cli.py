@@ -109,18 +109,24 @@ def read_baselines(path: Path) -> dict[str, Any]:
     those)."""
     data = json.loads(path.read_text())
     if isinstance(data, dict) and "shapes" in data:
-        return {
-            shape["baseline_key"]: {
-                **{kind: shape.get(f"baseline_{kind}") for kind in BASELINE_KINDS},
-                "starter_correct": shape.get("starter_correct"),
-                "timed_out": shape.get("baseline_timed_out") or [],
-            }
-            for shape in data["shapes"]
-            if shape.get("baseline_eager") or shape.get("starter_correct") is not None
-        }
+        return baselines_of(data)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     return data
+
+
+def baselines_of(result: dict[str, Any]) -> dict[str, Any]:
+    """The baselines an EvaluationResult's dict measured or was given, keyed as `evaluate`
+    takes them."""
+    return {
+        shape["baseline_key"]: {
+            **{kind: shape.get(f"baseline_{kind}") for kind in BASELINE_KINDS},
+            "starter_correct": shape.get("starter_correct"),
+            "timed_out": shape.get("baseline_timed_out") or [],
+        }
+        for shape in result["shapes"]
+        if shape.get("baseline_eager") or shape.get("starter_correct") is not None
+    }
 
 
 def format_summary(result: EvaluationResult) -> str:

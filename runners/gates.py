@@ -83,7 +83,6 @@ class Grading:
         self._sandboxed = False
         self._caching: threading.Thread | None = None  # the copy into the reference cache
         self._candidate_command: tuple[list[str], Any] | None = None
-        self.expected: dict[str, Any] = {}
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
 
     # -- build ---------------------------------------------------------------------------
@@ -385,31 +384,30 @@ class Grading:
         self.result.starter = scoring.starter_comparison(outcomes)
 
     def _starter_correct(self, plan: ShapePlan) -> bool:
-        """The starter's outputs on the shape's inputs, compared as a candidate's are."""
-        out = self.folder.ref_dir / f"starter_{plan.id}.tensors"
+        """The starter's outputs on the shape's inputs, compared as a candidate's are (in the
+        reference process, which runs the starter: its outputs never go through a file)."""
         message = {
-            "op": "starter_outputs",
+            "op": "starter_check",
             "shape": plan.message(),
             "device": self.device,
             "inputs": str(self.inputs_file(plan)),
-            "out": str(out),
+            "expected": str(self._expected_file(plan)),
+            "tolerances": self.tolerances(plan),
         }
         reply = self.ask_reference(message, PREPARE_TIMEOUT_S)
         if reply.get("starter_error"):
             error = reply["starter_error"]
             print(f"starter on {plan.label} ({plan.params}): {error}", file=sys.stderr)  # staff log
             return False
-        saved = tensor_file.load(out, self.device)
-        out.unlink(missing_ok=True)
-        comparison = Comparison()
-        self._compare_sets(comparison, plan, saved)
-        return comparison.correct
+        return bool(reply.get("correct"))
+
+    def _expected_file(self, plan: ShapePlan) -> Path:
+        return self.folder.ref_dir / f"expected_{plan.id}.tensors"
 
     def _expected(self, plan: ShapePlan) -> list[Any]:
-        if plan.id not in self.expected:
-            path = self.folder.ref_dir / f"expected_{plan.id}.tensors"
-            self.expected[plan.id] = tensor_file.load(path, self.device)
-        return self.expected[plan.id]
+        """Read for each comparison (once a grade): kept, every shape's would hold gigabytes of
+        the device through the timing."""
+        return tensor_file.load(self._expected_file(plan), self.device)
 
     def _record(self, plan: ShapePlan, comparison: Comparison) -> None:
         shape = self.shapes[plan.id]

@@ -272,24 +272,30 @@ class Oracle:
                 compare_call(comparison, expected, outputs, request["tolerances"][base], args)
         return comparison
 
-    def starter_outputs(self, request: dict[str, Any]) -> dict[str, Any]:
-        """starter.py's outputs for every input set of a shape, saved where the candidate cannot
-        read, for the parent to compare like a candidate's. An exception in the starter's
-        forward is its failure on this shape, replied as `starter_error` rather than raised."""
+    def starter_check(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Whether starter.py is right on every input set of a shape: its outputs compared here,
+        on the device, with the expected outputs (`expected`, which the candidate cannot read)
+        as a candidate's are (`tolerances`, one list per input set). An exception in the
+        starter's forward is its failure on this shape, replied as `starter_error`."""
         started = time.perf_counter()
         device = request["device"]
         model, init = self._reference_model(request["shape"], device)
         starter = self._starter_model(model, init, device)
         input_sets = tensor_file.load(request["inputs"], device)
-        outputs = []
+        expected = tensor_file.load(request["expected"], device)
+        comparison = Comparison()
         try:
             with torch.no_grad():
-                for args in input_sets:
-                    outputs.append(as_output_list(starter(*timing.fresh_copy(args))))
+                for args, want, rules in zip(
+                    input_sets, expected, request["tolerances"], strict=True
+                ):
+                    outputs = as_output_list(starter(*timing.fresh_copy(args)))
+                    compare_call(comparison, want, outputs, rules, args)
         except Exception as exc:  # the starter failing on a shape is a finding, not a crash
             return {"starter_error": f"{type(exc).__name__}: {exc}"[:300], "seconds": 0.0}
-        tensor_file.save(outputs, request["out"])
-        return {"seconds": time.perf_counter() - started}
+        finally:
+            release_device_memory(device)
+        return {"correct": comparison.correct, "seconds": time.perf_counter() - started}
 
     def _starter_model(self, model: torch.nn.Module, init: list[Any], device: str):
         """starter.py's ModelNew built as the candidate process builds a solution (on the CPU
@@ -393,6 +399,6 @@ def main() -> None:
         "prepare": oracle.prepare,
         "baseline": oracle.baseline,
         "recheck": oracle.recheck,
-        "starter_outputs": oracle.starter_outputs,
+        "starter_check": oracle.starter_check,
     }
     protocol.serve(handlers, reply_fd)

@@ -27,6 +27,7 @@ import math
 import os
 import stat
 import struct
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,10 @@ DTYPES = {
     )
 }
 
-_staging: torch.Tensor | None = None  # the process's pinned buffer, made at first use
+# Each thread's pinned buffer, made at its first use: a buffer shared by threads that load at
+# once (bench/deck_gpu.py grades four failing controls side by side in one process) mixes their
+# chunks, and a right output read back wrong.
+_local = threading.local()
 
 
 class UnreadableFile(ValueError):
@@ -193,14 +197,16 @@ def _write_bytes(handle: Any, data: torch.Tensor) -> None:
 
 
 def _stage() -> torch.Tensor:
-    """The pinned staging buffer (pageable where pinning fails: a sandbox's locked-memory limit)."""
-    global _staging
-    if _staging is None:
+    """This thread's staging buffer: pinned, or pageable where pinning fails (a sandbox's
+    locked-memory limit)."""
+    stage = getattr(_local, "stage", None)
+    if stage is None:
         try:
-            _staging = torch.empty(CHUNK_BYTES, dtype=torch.uint8, pin_memory=True)
+            stage = torch.empty(CHUNK_BYTES, dtype=torch.uint8, pin_memory=True)
         except RuntimeError:
-            _staging = torch.empty(CHUNK_BYTES, dtype=torch.uint8)
-    return _staging
+            stage = torch.empty(CHUNK_BYTES, dtype=torch.uint8)
+        _local.stage = stage
+    return stage
 
 
 def _aligned(offset: int) -> int:

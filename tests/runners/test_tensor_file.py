@@ -4,6 +4,8 @@ the candidate wrote gets (an UnreadableFile before any tensor is read)."""
 import json
 import os
 import struct
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
@@ -123,3 +125,19 @@ def test_an_untrusted_link_or_fifo_is_not_followed(tmp_path):
     with pytest.raises(UnreadableFile):
         tensor_file.load(fifo, "cpu", untrusted=True)
     assert tensor_file.load(link, "cpu")[0].shape == (2,)  # the engine's own files: followed
+
+
+def test_each_thread_stages_through_a_buffer_of_its_own():
+    """Threads that load at once (bench/deck_gpu.py grades failing controls side by side) must
+    not share the chunk buffer between the file and the device."""
+    stages = set()
+    with ThreadPoolExecutor(2) as pool:
+        barrier = threading.Barrier(2)
+
+        def stage():
+            barrier.wait()  # both threads alive at once: two threads, not one reused
+            return tensor_file._stage().data_ptr()
+
+        stages.update(pool.map(lambda _: stage(), range(2)))
+    assert len(stages) == 2
+    assert tensor_file._stage().data_ptr() == tensor_file._stage().data_ptr()  # kept per thread
