@@ -261,6 +261,9 @@ class Performance:
         self, plan: ShapePlan, settings: Settings, rounds: list[list[float]], gate: GateResult
     ) -> list[str]:
         """Time one round of `plan` and add its samples to `rounds` (the earlier rounds')."""
+        # The same file every round: the next round's process writes over it in place, reusing
+        # its memory (runners.tensor_file.save). What is in it is the candidate's either way, and
+        # only outputs right for this round's seed pass the re-check.
         out = self.grading.folder.cand / f"timed_{plan.id}.tensors"
         files = self.grading.call_files(plan, out)
         message = {"op": "time", **files, "settings": settings.__dict__}
@@ -269,7 +272,6 @@ class Performance:
         reply = self.grading.ask_candidate(message, timeout_s, Verdict.RUNTIME_ERROR, plan)
         problems = scoring.timing_problems(reply, time.monotonic() - started)
         if not scoring.well_formed(reply):
-            out.unlink(missing_ok=True)
             return problems  # nothing to summarize: the problems name the malformed reply
         problems += launches.launch_problems(reply, self.kernels)
         if reply.get("hold", "queue") != "queue":  # the fixed spin stood in: say why
@@ -278,7 +280,6 @@ class Performance:
             if reply.get(note) is True and plan.name not in gate.details.get(note, []):
                 gate.details.setdefault(note, []).append(plan.name)
         recheck = self.grading.recheck_timed(plan, reply, out, settings.vary_seed)
-        out.unlink(missing_ok=True)
         progress.info(
             "timed %s: %d calls, timing and re-check in %.1f s",
             plan.name,

