@@ -174,6 +174,8 @@ CHUNK = 1 << 22
 def _compare_values(
     result: Comparison, label: str, want: torch.Tensor, got: torch.Tensor, tolerance: dict
 ) -> None:
+    if want.is_complex():  # both parts compared, each as a real number
+        want, got = torch.view_as_real(want.resolve_conj()), torch.view_as_real(got.resolve_conj())
     wide = torch.float64 if want.dtype == torch.float64 else torch.float32
     want_flat, got_flat = want.reshape(-1), got.reshape(-1)
     tally = _Tally(tolerance["atol"], tolerance["rtol"])

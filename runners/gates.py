@@ -39,6 +39,9 @@ from runners.workers import Worker, WorkerDied, WorkerError, WorkerTimeout
 PREPARE_TIMEOUT_S = 900.0
 # Shapes copied from the reference cache at once.
 RESTORE_THREADS = 4
+# A candidate's outputs file may hold this many times the expected outputs' bytes (8: a bool or
+# fp8 output returned as int64 or float64) before it is refused unread.
+OUTPUT_SLACK = 8
 
 
 def _listed(value: Any) -> list:
@@ -302,7 +305,8 @@ class Grading:
         for index in _listed(reply.get("mutated")):
             comparison.fail(f"call {str(index)[:20]} modified its inputs")
         try:
-            saved = tensor_file.load(out, self.device, untrusted=True)
+            bound = self._outputs_bound(plan, len(plan.seeds))
+            saved = tensor_file.load(out, self.device, untrusted=True, max_bytes=bound)
         except Exception as exc:  # anything unreadable is the candidate's failure
             comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")
             return comparison
@@ -322,14 +326,22 @@ class Grading:
 
     def _compare_sets(self, comparison: Comparison, plan: ShapePlan, saved: list) -> None:
         """Outputs for each of the shape's input sets against the expected ones. The input sets
-        are read (mapped, a set at a time) only where an output is compared up to ties."""
+        are read (a set at a time, on the CPU) only where an output is compared up to ties."""
         tolerances, expected = self.tolerances(plan), self._expected(plan)
-        inputs = self._inputs(plan) if self.problem.ties else [None] * len(saved)
         for index, outputs in enumerate(saved):
-            compare_call(comparison, expected[index], outputs, tolerances[index], inputs[index])
+            inputs = self._input_set(plan, index) if self.problem.ties else None
+            compare_call(comparison, expected[index], outputs, tolerances[index], inputs)
 
-    def _inputs(self, plan: ShapePlan) -> list[Any]:
-        return tensor_file.load(self.inputs_file(plan), "cpu")
+    def _input_set(self, plan: ShapePlan, index: int) -> list[Any]:
+        return tensor_file.load(self.inputs_file(plan), "cpu", select=[index])[index]
+
+    def _outputs_bound(self, plan: ShapePlan, calls: int) -> int:
+        """The most bytes a candidate's file of `calls` calls' outputs may hold before it is
+        read: OUTPUT_SLACK times the expected outputs' (an output of a wider dtype still reads,
+        and fails its comparison by name) and 64 MiB. A forged file naming more would have the
+        reading process allocate it."""
+        per_call = tensor_file.data_bytes(self._expected_file(plan)) / len(plan.seeds)
+        return int(OUTPUT_SLACK * per_call * calls) + (64 << 20)
 
     def recheck_timed(self, plan: ShapePlan, reply: dict, out: Path, seed: int) -> Comparison:
         """The kept timed calls' outputs against the reference's outputs for the same varied
@@ -343,6 +355,7 @@ class Grading:
             "inputs": str(self.inputs_file(plan)),
             "seed": seed,
             "kept": str(out),
+            "max_bytes": self._outputs_bound(plan, timing.KEPT_CALLS),
             "tolerances": self.tolerances(plan),
         }
         checked = self.ask_reference(message, PREPARE_TIMEOUT_S)["comparison"]

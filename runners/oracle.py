@@ -256,9 +256,8 @@ class Oracle:
     def _compare_kept(self, request: dict[str, Any]) -> Comparison:
         device, seed = request["device"], request["seed"]
         comparison = Comparison()
-        kept = _kept_calls(
-            Path(request["kept"]), device, len(request["shape"]["seeds"]), comparison
-        )
+        bases = len(request["shape"]["seeds"])
+        kept = _kept_calls(Path(request["kept"]), device, bases, request["max_bytes"], comparison)
         if not kept:
             return comparison
         model, _ = self._reference_model(request["shape"], device)
@@ -275,24 +274,28 @@ class Oracle:
     def starter_check(self, request: dict[str, Any]) -> dict[str, Any]:
         """Whether starter.py is right on every input set of a shape: its outputs compared here,
         on the device, with the expected outputs (`expected`, which the candidate cannot read)
-        as a candidate's are (`tolerances`, one list per input set). An exception in the
-        starter's forward is its failure on this shape, replied as `starter_error`."""
+        as a candidate's are (`tolerances`, one list per input set), an input set at a time. An
+        exception in the starter's forward is its failure on this shape, replied as
+        `starter_error`; the device running out of memory, or a comparison the problem's rules
+        do not fit, is the engine's (raised: the verdict the platform caches is not taken)."""
         started = time.perf_counter()
         device = request["device"]
         model, init = self._reference_model(request["shape"], device)
         starter = self._starter_model(model, init, device)
-        input_sets = tensor_file.load(request["inputs"], device)
-        expected = tensor_file.load(request["expected"], device)
         comparison = Comparison()
         try:
-            with torch.no_grad():
-                for args, want, rules in zip(
-                    input_sets, expected, request["tolerances"], strict=True
-                ):
-                    outputs = as_output_list(starter(*timing.fresh_copy(args)))
-                    compare_call(comparison, want, outputs, rules, args)
-        except Exception as exc:  # the starter failing on a shape is a finding, not a crash
-            return {"starter_error": f"{type(exc).__name__}: {exc}"[:300], "seconds": 0.0}
+            for index, rules in enumerate(request["tolerances"]):
+                args = tensor_file.load(request["inputs"], device, select=[index])[index]
+                want = tensor_file.load(request["expected"], device, select=[index])[index]
+                try:
+                    with torch.no_grad():
+                        outputs = as_output_list(starter(*timing.fresh_copy(args)))
+                except torch.OutOfMemoryError:
+                    raise
+                except Exception as exc:  # the starter failing on a shape is a finding
+                    return {"starter_error": f"{type(exc).__name__}: {exc}"[:300], "seconds": 0.0}
+                compare_call(comparison, want, outputs, rules, args)
+                del args, want, outputs
         finally:
             release_device_memory(device)
         return {"correct": comparison.correct, "seconds": time.perf_counter() - started}
@@ -355,14 +358,18 @@ def _check_outputs(problem: Problem, outputs: list[Any], args: list[Any]) -> Non
 
 
 def _kept_calls(
-    path: Path, device: str, base_count: int, comparison: Comparison
+    path: Path, device: str, base_count: int, max_bytes: int, comparison: Comparison
 ) -> list[tuple[int, int, Any]]:
     """(base, call, outputs) of each kept timed call in the candidate's file; none, the failure
-    recorded in `comparison`, where the file is unreadable or the list malformed."""
+    recorded in `comparison`, where the file is unreadable, holds over `max_bytes` of tensors or
+    the list is malformed."""
     try:
         # Only the first KEPT_CALLS items are read: a forged long list would keep the
         # reference busy.
-        saved = tensor_file.load(path, device, untrusted=True, select=range(timing.KEPT_CALLS))
+        kept_only = range(timing.KEPT_CALLS)
+        saved = tensor_file.load(
+            path, device, untrusted=True, select=kept_only, max_bytes=max_bytes
+        )
         kept = []
         if len(saved) <= timing.KEPT_CALLS:
             kept = [(int(base), int(call), outputs) for base, call, outputs in saved]

@@ -130,10 +130,12 @@ class Performance:
         gate.details["more_rounds"] = more
         self.grading.check_files_unchanged()
         if self.device == "cuda" and self.kernels.names:
-            for plan in self.timed:
+            # Every held-out shape, timed or not: a solution whose kernel does not apply to the
+            # small ones must not fall back to PyTorch there either.
+            for plan in self.front + self.held_out:
                 self._profile(plan, varied, gate)
         gate.reason = f"{len(self.timed)} shape(s) timed"
-        untimed = [plan.name for plan in self.held_out if plan not in self.timed]
+        untimed = [p.name for p in self.held_out if p not in self.timed or self._under_scored(p)]
         if untimed:
             gate.details["correctness_only"] = untimed
         if rounds > 1:

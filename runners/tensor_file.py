@@ -28,7 +28,7 @@ import os
 import stat
 import struct
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,28 +38,19 @@ MAGIC = b"ARENA-T1"
 MAX_HEADER_BYTES = 1 << 20
 ALIGN = 64
 CHUNK_BYTES = 64 << 20
+# Every dtype torch has, but the quantized ones (their tensors are not plain bytes).
 DTYPES = {
-    str(dtype).removeprefix("torch."): dtype
-    for dtype in (
-        torch.float64,
-        torch.float32,
-        torch.float16,
-        torch.bfloat16,
-        torch.float8_e4m3fn,
-        torch.float8_e5m2,
-        torch.float8_e4m3fnuz,
-        torch.float8_e5m2fnuz,
-        torch.complex64,
-        torch.complex128,
-        torch.int64,
-        torch.int32,
-        torch.int16,
-        torch.int8,
-        torch.uint8,
-        torch.bool,
-        *(getattr(torch, name) for name in ("uint16", "uint32", "uint64") if hasattr(torch, name)),
-    )
+    name: dtype
+    for name, dtype in vars(torch).items()
+    if isinstance(dtype, torch.dtype)
+    and str(dtype) == f"torch.{name}"
+    and not name.startswith(("qint", "quint"))
 }
+# A dimension at most this: the sizes a header names stay exact integers.
+MAX_DIMENSION = 1 << 62
+# The holes a written file may have (bytes its size counts that no page holds): a tensor file
+# has none, and a sparse file of gigabytes, cheap to make, would cost the reader all of them.
+MAX_HOLE_BYTES = 1 << 20
 
 # Each thread's pinned buffer, made at its first use: a buffer shared by threads that load at
 # once (bench/deck_gpu.py grades four failing controls side by side in one process) mixes their
@@ -77,7 +68,7 @@ def save(value: Any, path: Path | str) -> None:
     length: its memory pages are reused (in /dev/shm a fresh 512 MiB file took 0.26 s to write
     on this 2-core VM, one written over 0.09 s), as each round's kept outputs are."""
     tensors: list[torch.Tensor] = []
-    tree = _encode(value, tensors)
+    tree = _encode(value, tensors, {})
     entries, offset = [], 0
     for tensor in tensors:
         offset = _aligned(offset)
@@ -99,18 +90,24 @@ def load(
     *,
     untrusted: bool = False,
     select: Iterable[int] | None = None,
+    max_bytes: int | None = None,
 ) -> Any:
     """The value saved at `path`, its GPU tensors on `device`. With `select`, the value must be
     a list and only those items are read (the others are None). `untrusted`: the candidate
-    wrote it; anything malformed raises UnreadableFile (or OSError opening it)."""
+    wrote it; anything malformed raises UnreadableFile (or OSError opening it). `max_bytes`:
+    a file whose tensors hold more is refused before any is read."""
     flags = os.O_RDONLY | (os.O_NOFOLLOW | os.O_NONBLOCK if untrusted else 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb", buffering=0) as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise UnreadableFile("not a regular file")
+        if untrusted and info.st_size - info.st_blocks * 512 > MAX_HOLE_BYTES:
+            raise UnreadableFile("a sparse file")
         reader = _Reader(handle, info.st_size, device)
         tree = reader.header()
+        if max_bytes is not None and reader.data_bytes > max_bytes:
+            raise UnreadableFile(f"tensors of {reader.data_bytes} bytes, over {max_bytes}")
         if select is not None:
             if not isinstance(tree, dict) or not isinstance(tree.get("l"), list):
                 raise UnreadableFile("items selected from a value that is not a list")
@@ -120,18 +117,30 @@ def load(
         return reader.decode(tree)
 
 
-def _encode(value: Any, tensors: list[torch.Tensor]) -> Any:
+def data_bytes(path: Path | str) -> int:
+    """What the tensors of a file the engine wrote hold, read from its header alone."""
+    with open(path, "rb", buffering=0) as handle:
+        reader = _Reader(handle, os.fstat(handle.fileno()).st_size, "cpu")
+        reader.header()
+        return reader.data_bytes
+
+
+def _encode(value: Any, tensors: list[torch.Tensor], seen: dict[int, int]) -> Any:
+    """The header's form of `value`; a tensor object met twice is written once (`seen`: its
+    index by id), and read back as one object, as torch.save keeps it."""
     if isinstance(value, torch.Tensor):
-        tensors.append(value)
-        return {"t": len(tensors) - 1}
+        if id(value) not in seen:
+            seen[id(value)] = len(tensors)
+            tensors.append(value)
+        return {"t": seen[id(value)]}
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list):
-        return {"l": [_encode(item, tensors) for item in value]}
+        return {"l": [_encode(item, tensors, seen) for item in value]}
     if isinstance(value, tuple):
-        return {"u": [_encode(item, tensors) for item in value]}
+        return {"u": [_encode(item, tensors, seen) for item in value]}
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        return {"d": [[key, _encode(item, tensors)] for key, item in value.items()]}
+        return {"d": [[key, _encode(item, tensors, seen)] for key, item in value.items()]}
     raise TypeError(f"tensor_file cannot save a {type(value).__qualname__}")
 
 
@@ -148,43 +157,41 @@ def _entry(tensor: torch.Tensor, offset: int) -> dict[str, Any]:
     problem = cannot_save(tensor)
     if problem:
         raise TypeError(f"tensor_file cannot save this tensor: it is {problem}")
-    name = str(tensor.dtype).removeprefix("torch.")
-    stride = tensor.stride() if _dense(tensor) else _contiguous_stride(tensor.shape)
+    block = _block(tensor)
     return {
-        "dtype": name,
+        "dtype": str(tensor.dtype).removeprefix("torch."),
         "shape": list(tensor.shape),
-        "stride": list(stride),
+        "stride": list(block.stride()),
         "device": "cpu" if tensor.device.type == "cpu" else "gpu",
         "offset": offset,
-        "nbytes": tensor.numel() * tensor.element_size(),
+        "nbytes": _span(block.shape, block.stride()) * tensor.element_size(),
     }
 
 
-def _dense(tensor: torch.Tensor) -> bool:
-    """Whether the tensor's elements fill one block of memory (any order of dimensions)."""
-    step = 1
-    dims = zip(tensor.shape, tensor.stride(), strict=True)
-    for size, stride in sorted(((s, t) for s, t in dims if s != 1), key=lambda d: d[1]):
-        if stride != step:
-            return False
-        step *= size
-    return True
+def _block(tensor: torch.Tensor) -> torch.Tensor:
+    """What is written for `tensor`: itself where its elements span no more memory than there
+    are of them (any order of dimensions, broadcast dimensions kept), else a contiguous copy (a
+    slice of a larger buffer is not written with the buffer). Conjugate and negative views are
+    resolved first."""
+    tensor = tensor.resolve_conj().resolve_neg()
+    fits = min(tensor.stride(), default=0) >= 0
+    if fits and _span(tensor.shape, tensor.stride()) <= tensor.numel():
+        return tensor
+    return tensor.contiguous()
 
 
-def _contiguous_stride(shape: torch.Size) -> list[int]:
-    stride, step = [], 1
-    for size in reversed(shape):
-        stride.append(step)
-        step *= max(size, 1)
-    return list(reversed(stride))
+def _span(shape: Sequence[int], stride: Sequence[int]) -> int:
+    """Elements of memory from a tensor's first to its last (non-negative strides)."""
+    if any(size == 0 for size in shape):
+        return 0
+    return 1 + sum((size - 1) * step for size, step in zip(shape, stride, strict=True))
 
 
 def _memory(tensor: torch.Tensor) -> torch.Tensor:
-    """The tensor's bytes in memory order, as a flat uint8 tensor where it lives."""
-    block = tensor if _dense(tensor) else tensor.contiguous()
-    # dense with non-negative strides: the block starts at the storage offset
-    flat = block.as_strided((block.numel(),), (1,), block.storage_offset())
-    return flat.view(torch.uint8)
+    """The bytes `_entry` describes, in memory order, as a flat uint8 tensor where they live."""
+    block = _block(tensor)
+    span = _span(block.shape, block.stride())
+    return block.as_strided((span,), (1,), block.storage_offset()).view(torch.uint8)
 
 
 def _write_bytes(handle: Any, data: torch.Tensor) -> None:
@@ -200,13 +207,14 @@ def _write_bytes(handle: Any, data: torch.Tensor) -> None:
 
 def _stage() -> torch.Tensor:
     """This thread's staging buffer: pinned, or pageable where pinning fails (a sandbox's
-    locked-memory limit)."""
+    locked-memory limit). Made outside inference mode, so copies outside it can use it."""
     stage = getattr(_local, "stage", None)
     if stage is None:
-        try:
-            stage = torch.empty(CHUNK_BYTES, dtype=torch.uint8, pin_memory=True)
-        except RuntimeError:
-            stage = torch.empty(CHUNK_BYTES, dtype=torch.uint8)
+        with torch.inference_mode(False):
+            try:
+                stage = torch.empty(CHUNK_BYTES, dtype=torch.uint8, pin_memory=True)
+            except RuntimeError:
+                stage = torch.empty(CHUNK_BYTES, dtype=torch.uint8)
         _local.stage = stage
     return stage
 
@@ -219,7 +227,9 @@ class _Reader:
     def __init__(self, handle: Any, size: int, device: str):
         self.handle, self.size, self.device = handle, size, device
         self.entries: list[dict[str, Any]] = []
+        self.tensors: dict[int, torch.Tensor] = {}  # each read once, however often named
         self.start = 0
+        self.data_bytes = 0
 
     def header(self) -> Any:
         head = self._read(len(MAGIC) + 8)
@@ -236,24 +246,37 @@ class _Reader:
             raise UnreadableFile("a header without its list of tensors")
         self.start = _aligned(len(head) + length)
         self.entries = [self._checked(entry) for entry in header["tensors"]]
+        self._check_apart()
         return header.get("tree")
 
     def _checked(self, entry: Any) -> dict[str, Any]:
-        """The entry, if its dtype is known and its bytes lie inside the file."""
-        if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
+        """The entry, if its dtype is known, its sizes plain and its bytes inside the file."""
+        dtype = entry.get("dtype") if isinstance(entry, dict) else None
+        if not isinstance(dtype, str) or dtype not in DTYPES:
             raise UnreadableFile("a tensor of an unknown dtype")
         shape, stride = entry.get("shape"), entry.get("stride")
         numbers = [entry.get("offset"), entry.get("nbytes")]
-        if not (_counts(shape) and _counts(stride) and _counts(numbers)) or len(shape) != len(
-            stride
-        ):
-            raise UnreadableFile("a tensor with a malformed shape, stride or place")
-        dtype = DTYPES[entry["dtype"]]
-        itemsize = torch.empty(0, dtype=dtype).element_size()
+        plain = _counts(shape) and _counts(stride) and _counts(numbers)
+        if not plain or len(shape) != len(stride) or entry.get("device") not in ("cpu", "gpu"):
+            raise UnreadableFile("a tensor with a malformed shape, stride, place or device")
+        if any(value > MAX_DIMENSION for value in [*shape, *stride, *numbers]):
+            raise UnreadableFile("a tensor with sizes out of range")
         offset, nbytes = numbers
-        if nbytes != math.prod(shape) * itemsize or self.start + offset + nbytes > self.size:
-            raise UnreadableFile("a tensor whose size does not match the file")
-        return {**entry, "dtype": dtype}
+        span = _span(shape, stride)
+        if nbytes != span * DTYPES[dtype].itemsize or span > max(math.prod(shape), 1):
+            raise UnreadableFile("a tensor whose bytes do not match its shape and strides")
+        if self.start + offset + nbytes > self.size:
+            raise UnreadableFile("a tensor past the end of the file")
+        return {**entry, "dtype": DTYPES[dtype]}
+
+    def _check_apart(self) -> None:
+        """No two tensors' bytes overlap: what is read never exceeds the file."""
+        end = 0
+        for entry in sorted(self.entries, key=lambda e: e["offset"]):
+            if entry["nbytes"] and entry["offset"] < end:
+                raise UnreadableFile("tensors whose bytes overlap")
+            end = max(end, entry["offset"] + entry["nbytes"])
+        self.data_bytes = sum(entry["nbytes"] for entry in self.entries)
 
     def decode(self, node: Any) -> Any:
         if node is None or isinstance(node, bool | int | float | str):
@@ -261,7 +284,9 @@ class _Reader:
         if isinstance(node, dict) and len(node) == 1:
             ((kind, body),) = node.items()
             if kind == "t" and isinstance(body, int) and 0 <= body < len(self.entries):
-                return self._tensor(self.entries[body])
+                if body not in self.tensors:
+                    self.tensors[body] = self._tensor(self.entries[body])
+                return self.tensors[body]
             if kind in ("l", "u") and isinstance(body, list):
                 items = [self.decode(item) for item in body]
                 return items if kind == "l" else tuple(items)
@@ -273,6 +298,9 @@ class _Reader:
 
     def _tensor(self, entry: dict[str, Any]) -> torch.Tensor:
         device = "cpu" if entry["device"] == "cpu" else self.device
+        dtype, shape, stride = entry["dtype"], entry["shape"], entry["stride"]
+        if not entry["nbytes"]:
+            return torch.empty_strided(shape, stride, dtype=dtype, device=device)
         raw = torch.empty(entry["nbytes"], dtype=torch.uint8, device=device)
         self.handle.seek(self.start + entry["offset"])
         if raw.device.type == "cpu":
@@ -283,13 +311,7 @@ class _Reader:
                 part = raw[start : start + CHUNK_BYTES]
                 self._read_into(memoryview(stage[: part.numel()].numpy()))
                 part.copy_(stage[: part.numel()])
-        dtype, shape, stride = entry["dtype"], entry["shape"], entry["stride"]
-        if not raw.numel():
-            return torch.empty(shape, dtype=dtype, device=device)
-        try:
-            return raw.view(dtype).as_strided(shape, stride)
-        except RuntimeError:  # strides reaching past the bytes
-            raise UnreadableFile("a tensor whose strides do not fit its bytes") from None
+        return raw.view(dtype).as_strided(shape, stride)
 
     def _read(self, count: int) -> bytes:
         data = self.handle.read(count)

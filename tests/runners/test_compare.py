@@ -232,3 +232,13 @@ def test_argmax_like_indices_with_the_dimension_reduced_away():
 def test_ties_without_the_inputs_is_a_programming_error():
     with pytest.raises(ValueError, match="inputs"):
         compare([VALUES, INDICES], [VALUES, INDICES], TIES)
+
+
+def test_complex_outputs_are_compared_in_both_parts():
+    want = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
+    rule = [{"atol": 1e-3, "rtol": 0.0}]
+    wrong_imaginary = want.clone()
+    wrong_imaginary.imag += 1.0
+    assert compare([want], [want.conj().conj()], rule).correct
+    assert not compare([want], [wrong_imaginary], rule).correct
+    assert not compare([want], [want.conj().resolve_conj()], rule).correct

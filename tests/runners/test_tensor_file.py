@@ -39,13 +39,25 @@ def test_values_come_back_with_their_dtypes_shapes_and_strides(tmp_path):
     tensors, mapping, scalars, fp8, complex_, flags, ints = back
     assert torch.equal(tensors[0], x) and tensors[1].stride() == x.t().stride()  # a transpose
     assert torch.equal(tensors[1], x.t()) and torch.equal(tensors[2], x[:, 1:3])
-    assert torch.equal(tensors[3], x.expand(2, 5, 7)) and tensors[3].is_contiguous()
+    assert torch.equal(tensors[3], x.expand(2, 5, 7)) and tensors[3].stride() == (0, 7, 1)
+    assert tensors[2].is_contiguous()  # a slice of a larger buffer: written without the rest
     assert tensors[4].shape == () and float(tensors[4]) == 3.5 and tensors[5].shape == (0, 3)
     assert mapping["weight"].dtype == torch.bfloat16 and mapping["n"] == 3
     assert scalars == (1, 2.5, None, "name", True)
     assert fp8.dtype == torch.float8_e4m3fn and torch.equal(fp8.float(), value[3].float())
     assert torch.equal(complex_, value[4]) and torch.equal(flags, value[5])
     assert torch.equal(ints, value[6])
+
+
+def test_a_tensor_named_twice_comes_back_once_and_views_are_resolved(tmp_path):
+    x = torch.randn(3, dtype=torch.complex64)
+    scale = torch.ones(4).to(torch.float8_e8m0fnu)
+    back = tensor_file.load(written(tmp_path, [x, x, x.conj(), -x.conj(), scale]), "cpu")
+
+    assert back[0] is back[1] and torch.equal(back[0], x)
+    assert torch.equal(back[2], x.conj().resolve_conj()) and not back[2].is_conj()
+    assert torch.equal(back[3], (-x.conj()).resolve_conj())
+    assert back[4].dtype == torch.float8_e8m0fnu and torch.equal(back[4].float(), torch.ones(4))
 
 
 def test_select_reads_only_the_chosen_items(tmp_path):
@@ -86,12 +98,37 @@ ENTRY = {"dtype": "float32", "shape": [2], "stride": [1], "device": "gpu", "offs
         {**ENTRY, "shape": [2.0]},
         {**ENTRY, "stride": [1, 1]},
         {**ENTRY, "stride": [1 << 40]},  # strides reaching past the bytes
+        {**ENTRY, "stride": [0]},  # a broadcast of one element named as two elements of bytes
+        {key: value for key, value in ENTRY.items() if key != "device"},
+        {**ENTRY, "dtype": ["float32"]},
+        {**ENTRY, "shape": [0, 1 << 70], "stride": [1, 1], "nbytes": 0},
     ],
 )
 def test_a_forged_entry_is_unreadable(tmp_path, entry):
     path = forged(tmp_path, {"tree": {"t": 0}, "tensors": [entry]}, b"\0" * 8)
     with pytest.raises(UnreadableFile):
         tensor_file.load(path, "cpu", untrusted=True)
+
+
+def test_forged_files_cannot_make_the_reader_hold_more_than_they_do(tmp_path):
+    """A tensor named many times is read once; entries sharing bytes, a sparse file and a file
+    over the caller's bound are refused before any tensor is read."""
+    many = forged(tmp_path, {"tree": {"l": [{"t": 0}] * 2000}, "tensors": [ENTRY]}, b"\0" * 8)
+    back = tensor_file.load(many, "cpu", untrusted=True)
+    assert len(back) == 2000 and all(item is back[0] for item in back)
+    shared = {"tree": {"l": [{"t": 0}, {"t": 1}]}, "tensors": [ENTRY, ENTRY]}
+    with pytest.raises(UnreadableFile, match="overlap"):
+        tensor_file.load(forged(tmp_path, shared, b"\0" * 8), "cpu", untrusted=True)
+    big = {**ENTRY, "shape": [1 << 28], "nbytes": 1 << 30}
+    sparse = forged(tmp_path, {"tree": {"t": 0}, "tensors": [big]})
+    with sparse.open("r+b") as handle:
+        handle.truncate(sparse.stat().st_size + (1 << 30))  # a gigabyte that holds no page
+    with pytest.raises(UnreadableFile, match="sparse"):
+        tensor_file.load(sparse, "cpu", untrusted=True)
+    path = written(tmp_path, [torch.ones(1000)])
+    assert tensor_file.data_bytes(path) == 4000
+    with pytest.raises(UnreadableFile, match="over 3999"):
+        tensor_file.load(path, "cpu", untrusted=True, max_bytes=3999)
 
 
 def test_a_forged_header_or_file_is_unreadable(tmp_path):

@@ -63,7 +63,7 @@ def honest_outputs(in_dir: Path, shape_id: str, oracle: Oracle, base: int, call:
         return as_output_list(model.eval()(*args))
 
 
-def recheck(setup, kept_file: Path) -> dict:
+def recheck(setup, kept_file: Path, max_bytes: int = 1 << 30) -> dict:
     request = {
         "op": "recheck",
         "shape": setup.plan.message(),
@@ -71,6 +71,7 @@ def recheck(setup, kept_file: Path) -> dict:
         "inputs": str(setup.in_dir / f"inputs_{setup.plan.id}.tensors"),
         "seed": SEED,
         "kept": str(kept_file),
+        "max_bytes": max_bytes,
         "tolerances": tolerances(setup.plan),
     }
     return through_json(setup.oracle.recheck)(request)["comparison"]
@@ -147,6 +148,12 @@ def test_a_torch_archive_or_a_forged_header_is_unreadable_before_any_tensor_is_r
         assert recheck(setup, path)["errors"] == [f"{UNREADABLE}UnreadableFile)"]
 
 
+def test_kept_outputs_over_the_parents_bound_are_refused_unread(setup):
+    path = saved(setup, setup.kept)
+    assert recheck(setup, path)["correct"]
+    assert recheck(setup, path, max_bytes=16)["errors"] == [f"{UNREADABLE}UnreadableFile)"]
+
+
 def test_a_file_without_the_kept_list_is_unreadable(setup):
     path = setup.tmp / "outputs.tensors"
     tensor_file.save({"outputs": []}, path)
@@ -163,6 +170,7 @@ def test_the_parent_names_type_errors_first_and_no_held_out_size(setup):
         tolerances=tolerances,
         device="cpu",
         inputs_file=lambda plan: setup.in_dir / f"inputs_{plan.id}.tensors",
+        _outputs_bound=lambda plan, calls: 1 << 30,
         ask_reference=lambda message, timeout_s: through_json(setup.oracle.recheck)(message),
     )
     reply = {"type_errors": ["call 0 output 1 is Lazy"]}
@@ -218,6 +226,7 @@ def recheck_select(select, kept) -> dict:
         "inputs": str(select.in_dir / f"inputs_{select.plan.id}.tensors"),
         "seed": SEED,
         "kept": str(path),
+        "max_bytes": 1 << 30,
         "tolerances": [select.problem.tolerance_for(d) for d in select.plan.dists],
     }
     return through_json(select.oracle.recheck)(request)["comparison"]
