@@ -174,8 +174,7 @@ def _plain_outputs(out: Any, index: int, type_errors: list[str]) -> list[Any]:
         if _type(item) is not _Tensor:
             type_errors.append(f"call {index} output {position} is {_type(item).__qualname__}")
             plain.append(None)
-        elif tensor_file.cannot_save(item):
-            problem = tensor_file.cannot_save(item)
+        elif problem := tensor_file.cannot_save(item):
             type_errors.append(f"call {index} output {position} is {problem}")
             plain.append(None)
         else:

@@ -256,8 +256,8 @@ class Oracle:
     def _compare_kept(self, request: dict[str, Any]) -> Comparison:
         device, seed = request["device"], request["seed"]
         comparison = Comparison()
-        bases = len(request["shape"]["seeds"])
-        kept = _kept_calls(Path(request["kept"]), device, bases, request["max_bytes"], comparison)
+        count = len(request["shape"]["seeds"])
+        kept = _kept_calls(Path(request["kept"]), device, count, request["max_bytes"], comparison)
         if not kept:
             return comparison
         model, _ = self._reference_model(request["shape"], device)

@@ -135,9 +135,10 @@ class Performance:
             for plan in self.front + self.held_out:
                 self._profile(plan, varied, gate)
         gate.reason = f"{len(self.timed)} shape(s) timed"
-        untimed = [p.name for p in self.held_out if p not in self.timed or self._under_scored(p)]
-        if untimed:
-            gate.details["correctness_only"] = untimed
+        counting = self._counting(self.timed)
+        correctness_only = [plan.name for plan in self.held_out if plan not in counting]
+        if correctness_only:
+            gate.details["correctness_only"] = correctness_only
         if rounds > 1:
             gate.reason += f" in {rounds} rounds"
         if "process_starts_s" in gate.details:
