@@ -3,7 +3,7 @@ re-check of the candidate's timed calls.
 
 It runs the problem's trusted reference.py in a process of its own, never in the candidate's and
 never in the parent. Expected outputs go to a directory the candidate cannot read; the candidate's
-files it reads only as plain tensors (runners.compare.load_candidate_file).
+files it reads as runners.tensor_file files, checked before anything in them is read.
 """
 
 from __future__ import annotations
