@@ -4,11 +4,8 @@ the candidate wrote gets (an UnreadableFile before any tensor is read)."""
 import json
 import os
 import struct
-import subprocess
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import torch
@@ -181,19 +178,6 @@ def test_each_thread_stages_through_a_buffer_of_its_own():
         stages.update(pool.map(lambda _: stage(), range(2)))
     assert len(stages) == 2
     assert tensor_file._stage().data_ptr() == tensor_file._stage().data_ptr()  # kept per thread
-
-
-def test_the_transport_bench_runs_on_the_cpu(tmp_path):
-    """bench/transport.py, the figures docs/benchmarks.md quotes, on a small size."""
-    bench = Path(__file__).resolve().parents[2] / "bench" / "transport.py"
-    out = tmp_path / "transport.json"
-    command = [sys.executable, str(bench), "--device", "cpu", "--gib", "0.01"]
-    command += ["--dir", str(tmp_path), "--json", str(out)]
-    subprocess.run(command, check=True, capture_output=True, timeout=300)
-    figures = json.loads(out.read_text())
-    assert figures["device"] == "cpu"
-    assert {"torch.save", "tensor_file.save", "tensor_file.load"} <= set(figures)
-    assert all(value >= 0 for key, value in figures.items() if key != "device")
 
 
 def test_a_file_already_there_is_written_over_and_cut_to_its_length(tmp_path):
