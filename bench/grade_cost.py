@@ -17,7 +17,9 @@ shapes, performance, baselines, score); with ``--regrades`` 2 or more, each solu
 shape spread across its re-grades against the precision targets. The engine's progress log of
 each grade lands beside its result (``.log``). Written to OUT/grade_cost.json after every grade;
 a grade already there is not run again, so a second call (a device call's deadline) goes on;
-``--until EPOCH`` starts no grade that would end after it.
+``--until EPOCH`` starts no grade that would end after it. ``--time-cap S`` grades a copy of each
+problem with ``time_cap_s: S`` (under OUT/problems), to see what a shorter sampling budget costs
+in precision.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -57,6 +61,9 @@ def main() -> None:
     for spec in grades:
         problem, solution = _spec(spec)
         name = f"{Path(problem).name}:{Path(solution).name}"
+        if args.time_cap:
+            problem = str(with_time_cap(problem, args.time_cap, args.out / "problems"))
+            name += f" (time cap {args.time_cap:g} s)"
         entry = report.setdefault(name, {"problem": problem, "solution": str(solution)})
         # The worker's disk cache (reference outputs, compiled baselines): empty for the first
         # grade, as the first grade of a problem on a new worker finds it, then kept.
@@ -109,6 +116,13 @@ def _parse() -> argparse.Namespace:
     )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument(
+        "--time-cap",
+        type=float,
+        help="grade a copy of each problem with this `time_cap_s` (seconds of samples per shape, "
+        "shared by its rounds; the engine's default is 2): its own version, so its own first "
+        "grade, and its own entries in the report",
+    )
+    parser.add_argument(
         "--until",
         type=float,
         help="a Unix time: no grade starts that would end after it (judged by the solution's "
@@ -123,6 +137,21 @@ def _parse() -> argparse.Namespace:
         "any of its grades has ended (default 240)",
     )
     return parser.parse_args()
+
+
+def with_time_cap(problem: str, seconds: float, under: Path) -> Path:
+    """A copy of `problem` (slug or folder) under `under` whose problem.yaml sets `time_cap_s`
+    (in a folder of the cap's name: the copy keeps the slug its folder must be named by)."""
+    from runners.problem import load_problem  # the engine's problem reader (PyYAML)
+
+    source = load_problem(problem).path
+    copy = under / f"cap{seconds:g}" / source.name
+    if not copy.exists():
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        spec = yaml.safe_load((copy / "problem.yaml").read_text())
+        spec["time_cap_s"] = seconds
+        (copy / "problem.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    return copy
 
 
 def _expected_s(entry: dict, kind: str, default_s: float) -> float:

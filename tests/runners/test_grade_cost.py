@@ -11,6 +11,7 @@ from engine_support import RUNTIME, TINY
 
 from bench import grade_cost
 from runners import sandbox
+from runners.problem import load_problem
 
 
 def test_a_first_grade_and_regrades_with_their_phases_and_spread(tmp_path, monkeypatch, capsys):
@@ -93,3 +94,18 @@ def test_a_regrade_is_expected_to_take_the_longest_of_its_kind_so_far():
     entry["regrades"] = [{"wall_s": 40.0}, {"wall_s": 55.0}]
     assert grade_cost._expected_s(entry, "regrade3", 240.0) == 55.0
     assert grade_cost._expected_s(entry, "first", 240.0) == 240.0
+
+
+def test_a_time_cap_grades_a_copy_of_the_problem_under_its_own_name(tmp_path, monkeypatch):
+    argv = ["grade_cost.py", "--device", "cpu", "--out", str(tmp_path), "--regrades", "0"]
+    argv += ["--grade", f"{TINY}={RUNTIME / 'honest.py'}", "--time-cap", "0.25"]
+    monkeypatch.setattr(sys, "argv", argv)
+
+    grade_cost.main()
+
+    (name,) = json.loads((tmp_path / "grade_cost.json").read_text())
+    assert name == "tiny_tanh:honest.py (time cap 0.25 s)"
+    copy = load_problem(tmp_path / "problems" / "cap0.25" / "tiny_tanh")
+    assert copy.time_cap_s == 0.25 and copy.version != load_problem(TINY).version
+    result = json.loads(next(tmp_path.glob("*.first.json")).read_text())
+    assert result["verdict"] == "ok" and result["problem"] == "tiny_tanh"
