@@ -61,7 +61,7 @@ def main() -> None:
     for spec in grades:
         problem, solution = _spec(spec)
         name = f"{Path(problem).name}:{Path(solution).name}"
-        if args.time_cap:
+        if args.time_cap is not None:
             problem = str(with_time_cap(problem, args.time_cap, args.out / "problems"))
             name += f" (time cap {args.time_cap:g} s)"
         entry = report.setdefault(name, {"problem": problem, "solution": str(solution)})
@@ -146,11 +146,11 @@ def with_time_cap(problem: str, seconds: float, under: Path) -> Path:
 
     source = load_problem(problem).path
     copy = under / f"cap{seconds:g}" / source.name
-    if not copy.exists():
-        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
-        spec = yaml.safe_load((copy / "problem.yaml").read_text())
-        spec["time_cap_s"] = seconds
-        (copy / "problem.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    shutil.rmtree(copy, ignore_errors=True)  # made again: the source may have changed since
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    spec = yaml.safe_load((copy / "problem.yaml").read_text())
+    spec["time_cap_s"] = seconds
+    (copy / "problem.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return copy
 
 

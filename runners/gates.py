@@ -304,8 +304,8 @@ class Grading:
             comparison.fail(str(message)[:200])
         for index in _listed(reply.get("mutated")):
             comparison.fail(f"call {str(index)[:20]} modified its inputs")
+        bound = self._outputs_bound(plan, len(plan.seeds))  # the engine's file: not in the try
         try:
-            bound = self._outputs_bound(plan, len(plan.seeds))
             saved = tensor_file.load(out, self.device, untrusted=True, max_bytes=bound)
         except Exception as exc:  # anything unreadable is the candidate's failure
             comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")

@@ -371,8 +371,8 @@ def _kept_calls(
             path, device, untrusted=True, select=kept_only, max_bytes=max_bytes
         )
         kept = []
-        if len(saved) <= timing.KEPT_CALLS:
-            kept = [(int(base), int(call), outputs) for base, call, outputs in saved]
+        if len(saved) <= timing.KEPT_CALLS and all(map(_kept_call, saved)):
+            kept = [(base, call, outputs) for base, call, outputs in saved]
     except Exception as exc:  # anything unreadable is the candidate's failure
         comparison.fail(f"timed outputs could not be read ({type(exc).__name__})")
         return []
@@ -380,6 +380,15 @@ def _kept_calls(
         comparison.fail("the timed calls kept for checking are missing or malformed")
         return []
     return kept
+
+
+def _kept_call(item: Any) -> bool:
+    """Whether `item` is a (base, call, outputs) triple of integers and a list: checked before it
+    is unpacked (unpacking a forged tensor of a billion elements makes a billion tensors)."""
+    if not isinstance(item, tuple | list) or len(item) != 3:
+        return False
+    base, call, outputs = item
+    return type(base) is int and type(call) is int and isinstance(outputs, list)
 
 
 def _on(value: Any, device: str) -> Any:

@@ -46,8 +46,10 @@ DTYPES = {
     and str(dtype) == f"torch.{name}"
     and not name.startswith(("qint", "quint"))
 }
-# A dimension at most this: the sizes a header names stay exact integers.
+# A dimension at most this, and at most MAX_DIMS of them: the sizes a header names stay exact
+# integers, cheap to multiply.
 MAX_DIMENSION = 1 << 62
+MAX_DIMS = 64
 
 # Each thread's pinned buffer, made at its first use: a buffer shared by threads that load at
 # once (bench/deck_gpu.py grades four failing controls side by side in one process) mixes their
@@ -92,8 +94,9 @@ def load(
     """The value saved at `path`, its GPU tensors on `device`. With `select`, the value must be
     a list and only those items are read (the others are None). `untrusted`: the candidate
     wrote it; anything malformed raises UnreadableFile (or OSError opening it). `max_bytes`:
-    a file whose tensors hold more is refused before any is read (a sparse file of gigabytes is
-    cheap to make: its size alone bounds nothing)."""
+    a file whose tensors hold more, counting every element (a broadcast tensor's too: reading it
+    costs little, using it costs all of them), is refused before any is read; a sparse file of
+    gigabytes is cheap to make, so its size alone bounds nothing."""
     flags = os.O_RDONLY | (os.O_NOFOLLOW | os.O_NONBLOCK if untrusted else 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb", buffering=0) as handle:
@@ -114,7 +117,8 @@ def load(
 
 
 def data_bytes(path: Path | str) -> int:
-    """What the tensors of a file the engine wrote hold, read from its header alone."""
+    """What the tensors of a file the engine wrote hold, every element counted (as `max_bytes`
+    counts them), read from its header alone."""
     with open(path, "rb", buffering=0) as handle:
         reader = _Reader(handle, os.fstat(handle.fileno()).st_size, "cpu")
         reader.header()
@@ -255,15 +259,16 @@ class _Reader:
         plain = _counts(shape) and _counts(stride) and _counts(numbers)
         if not plain or len(shape) != len(stride) or entry.get("device") not in ("cpu", "gpu"):
             raise UnreadableFile("a tensor with a malformed shape, stride, place or device")
-        if any(value > MAX_DIMENSION for value in [*shape, *stride, *numbers]):
+        too_large = any(value > MAX_DIMENSION for value in [*shape, *stride, *numbers])
+        if too_large or len(shape) > MAX_DIMS:
             raise UnreadableFile("a tensor with sizes out of range")
         offset, nbytes = numbers
-        span = _span(shape, stride)
-        if nbytes != span * DTYPES[dtype].itemsize or span > max(math.prod(shape), 1):
+        span, elements = _span(shape, stride), math.prod(shape)
+        if nbytes != span * DTYPES[dtype].itemsize or span > max(elements, 1):
             raise UnreadableFile("a tensor whose bytes do not match its shape and strides")
         if self.start + offset + nbytes > self.size:
             raise UnreadableFile("a tensor past the end of the file")
-        return {**entry, "dtype": DTYPES[dtype]}
+        return {**entry, "dtype": DTYPES[dtype], "elements": elements}
 
     def _check_apart(self) -> None:
         """No two tensors' bytes overlap: what is read never exceeds the file."""
@@ -272,7 +277,7 @@ class _Reader:
             if entry["nbytes"] and entry["offset"] < end:
                 raise UnreadableFile("tensors whose bytes overlap")
             end = max(end, entry["offset"] + entry["nbytes"])
-        self.data_bytes = sum(entry["nbytes"] for entry in self.entries)
+        self.data_bytes = sum(e["elements"] * e["dtype"].itemsize for e in self.entries)
 
     def decode(self, node: Any) -> Any:
         if node is None or isinstance(node, bool | int | float | str):

@@ -242,3 +242,10 @@ def test_complex_outputs_are_compared_in_both_parts():
     assert compare([want], [want.conj().conj()], rule).correct
     assert not compare([want], [wrong_imaginary], rule).correct
     assert not compare([want], [want.conj().resolve_conj()], rule).correct
+    # the error is the distance in the plane against atol + rtol * |want|, as in torch.allclose
+    large = torch.tensor([1000 + 0.001j])
+    near = torch.tensor([1000 + 0.0011j])
+    relative = [{"atol": 1e-5, "rtol": 1e-3}]
+    assert torch.allclose(near, large, rtol=1e-3, atol=1e-5)
+    assert compare([large], [near], relative).correct
+    assert compare([want], [wrong_imaginary], rule).mismatches == 2  # elements, not parts

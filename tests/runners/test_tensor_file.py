@@ -124,6 +124,15 @@ def test_forged_files_cannot_make_the_reader_hold_more_than_they_do(tmp_path):
         tensor_file.load(sparse, "cpu", untrusted=True, max_bytes=1 << 20)
     path = written(tmp_path, [torch.ones(1000)])
     assert tensor_file.data_bytes(path) == 4000
+    # a broadcast of one element counts all of its elements: using it costs them all
+    broadcast = {**ENTRY, "shape": [1 << 30], "stride": [0], "nbytes": 4}
+    wide = forged(tmp_path, {"tree": {"t": 0}, "tensors": [broadcast]}, b"\0" * 8)
+    assert tensor_file.data_bytes(wide) == 4 << 30
+    with pytest.raises(UnreadableFile, match="over"):
+        tensor_file.load(wide, "cpu", untrusted=True, max_bytes=1 << 20)
+    deep = {**ENTRY, "shape": [1] * 65, "stride": [1] * 65, "nbytes": 4}
+    with pytest.raises(UnreadableFile, match="out of range"):
+        tensor_file.load(forged(tmp_path, {"tree": None, "tensors": [deep]}), "cpu", untrusted=True)
     with pytest.raises(UnreadableFile, match="over 3999"):
         tensor_file.load(path, "cpu", untrusted=True, max_bytes=3999)
 

@@ -126,7 +126,10 @@ def test_a_base_out_of_range_no_kept_call_or_too_many_is_malformed(setup):
     (_, call, outputs), second = setup.kept
     one_too_many = [second] * (timing.KEPT_CALLS + 1)
     forged = [second] * 1000  # would keep the reference recomputing until its timeout
-    for kept in ([(3, call, outputs), second], [(-1, call, outputs)], [], one_too_many, forged):
+    # unpacked as a triple, a tensor of a billion elements would make a billion tensors
+    not_triples = [torch.zeros(3), (0.5, call, outputs), (0, call, outputs[0])]
+    cases = ([(3, call, outputs), second], [(-1, call, outputs)], [], one_too_many, forged)
+    for kept in (*cases, not_triples[:1], not_triples[1:2], not_triples[2:]):
         comparison = recheck(setup, saved(setup, kept))
         assert not comparison["correct"] and comparison["errors"] == [MALFORMED]
 
