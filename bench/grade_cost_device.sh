@@ -7,8 +7,8 @@
 #
 # run from the repository root with $OUT set; SECONDS is the call's limit. Each lane runs
 # `python bench/grade_cost.py --out $OUT/gGPU --until DEADLINE ARGS` pinned to its GPU (a lane
-# of "cheats [--only NAME ...]" runs bench/cheats_gpu.py instead), so no grade is cut in the
-# middle, and packs its results and progress logs, without the disk cache, into $OUT/gGPU.tgz
+# of "cheats [--only NAME ...]" runs bench/cheats_gpu.py instead, one of "gap [ARGS]"
+# bench/warmup_gap.py), so no grade is cut in the middle, and packs its results and progress logs, without the disk cache, into $OUT/gGPU.tgz
 # beside $OUT/gGPU.txt
 # (the device tool brings back at most 8 files: four lanes). Each lane's text starts with its
 # GPU's name.
@@ -26,6 +26,10 @@ lane() {
             # shellcheck disable=SC2086  # the --only names are a list of arguments
             CUDA_VISIBLE_DEVICES=$gpu timeout $(( deadline - $(date +%s) )) \
                 python bench/cheats_gpu.py --out "$out/cheats" ${args#cheats}
+        elif [ "${args%% *}" = gap ]; then
+            # shellcheck disable=SC2086  # ARGS is a list of arguments
+            CUDA_VISIBLE_DEVICES=$gpu timeout $(( deadline - $(date +%s) )) \
+                python bench/warmup_gap.py --out "$out/gap.json" ${args#gap}
         else
             # shellcheck disable=SC2086  # ARGS is a list of arguments
             CUDA_VISIBLE_DEVICES=$gpu python bench/grade_cost.py --out "$out" --until "$deadline" $args
