@@ -4,8 +4,8 @@ Inputs, expected outputs and every output the candidate hands back cross between
 processes through files in shared memory, gigabytes a grade for the large shapes. torch.save
 first copies a CUDA tensor into fresh pageable memory, and torch.load reads a file whole before
 moving it: on an H200 host two 1 GiB outputs took 3.4 s to save and 2.0 s to load onto the GPU.
-Here a tensor's bytes go through one pinned buffer of CHUNK_BYTES, in 1.2 s and 0.6 s
-(docs/benchmarks.md, "Session 47").
+Here a tensor's bytes go through a pinned buffer of CHUNK_BYTES (one per thread), in 1.0 s and
+0.55 s (docs/benchmarks.md, "Cost of a grade", Session 47; `bench/transport.py`).
 
 A file is MAGIC, the header's length (8 bytes, little-endian), the header, then each tensor's
 bytes at an offset aligned to ALIGN past the header. The header is JSON:
@@ -15,9 +15,9 @@ where a value is a JSON scalar, ``{"t": index}`` (a tensor), ``{"l": [...]}`` (a
 
 A file the candidate wrote is read with `load(untrusted=True)`: opened without following links,
 only if it is a regular file, its header bounded and every tensor's dtype, size and place
-checked against the file before a byte is read. A tensor saved on a GPU is restored on the
-grading's device; one saved on the CPU stays there (a CPU output in a CUDA grading then fails
-its comparison).
+checked against the file (and the caller's `max_bytes`) before a byte is read. A tensor saved
+on a GPU is restored on the grading's device; one saved on the CPU stays there (a CPU output in
+a CUDA grading then fails its comparison).
 """
 
 from __future__ import annotations
