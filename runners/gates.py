@@ -30,7 +30,7 @@ from runners import (
     timing,
 )
 from runners.compare import Comparison, compare_call, release_device_memory
-from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes
+from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes, shape_file
 from runners.problem import STARTER_CATEGORIES, Problem
 from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
 from runners.solution_files import MAX_SIDECAR_BYTES, SOLUTION_NAME, SolutionFiles, read_solution
@@ -249,15 +249,15 @@ class Grading:
 
     def _model_files(self, plan: ShapePlan) -> dict[str, str]:
         return {
-            "init": str(self.folder.in_dir / f"init_{plan.id}.pt"),
-            "state": str(self.folder.in_dir / f"state_{plan.id}.pt"),
+            "init": str(self.folder.in_dir / shape_file("init", plan.id)),
+            "state": str(self.folder.in_dir / shape_file("state", plan.id)),
         }
 
     def call_files(self, plan: ShapePlan, out: Path) -> dict[str, str]:
         return {**self._model_files(plan), "out": str(out), "inputs": str(self.inputs_file(plan))}
 
     def inputs_file(self, plan: ShapePlan) -> Path:
-        return self.folder.in_dir / f"inputs_{plan.id}.tensors"
+        return self.folder.in_dir / shape_file("inputs", plan.id)
 
     # -- correctness ---------------------------------------------------------------------
     def correct_visible(self, gate: GateResult) -> None:
@@ -415,7 +415,7 @@ class Grading:
         return bool(reply.get("correct"))
 
     def _expected_file(self, plan: ShapePlan) -> Path:
-        return self.folder.ref_dir / f"expected_{plan.id}.tensors"
+        return self.folder.ref_dir / shape_file("expected", plan.id)
 
     def _expected(self, plan: ShapePlan) -> list[Any]:
         """Read for each comparison (once a grade): kept, every shape's would hold gigabytes of

@@ -24,6 +24,7 @@ from runners.compare import (
     release_device_memory,
     save_without_checksums,
 )
+from runners.plan import shape_file
 from runners.problem import BUILT_IN_DISTRIBUTIONS, Case, Problem, ProblemError, load_problem
 
 
@@ -191,9 +192,10 @@ class Oracle:
         )
         model, init = self._reference_model(shape, device)
         init = [a.cpu() if isinstance(a, torch.Tensor) else a for a in init]
-        torch.save(init, in_dir / f"init_{shape['id']}.pt")
+        torch.save(init, in_dir / shape_file("init", shape["id"]))
         torch.save(
-            {k: v.cpu() for k, v in model.state_dict().items()}, in_dir / f"state_{shape['id']}.pt"
+            {k: v.cpu() for k, v in model.state_dict().items()},
+            in_dir / shape_file("state", shape["id"]),
         )
         input_sets, expected = [], []
         for seed, distribution in zip(shape["seeds"], shape["dists"], strict=True):
@@ -203,8 +205,8 @@ class Oracle:
                 expected.append(as_output_list(model(*timing.fresh_copy(args))))
             _check_outputs(self.problem, expected[-1], args)
             input_sets.append(args)
-        tensor_file.save(input_sets, in_dir / f"inputs_{shape['id']}.tensors")
-        tensor_file.save(expected, ref_dir / f"expected_{shape['id']}.tensors")
+        tensor_file.save(input_sets, in_dir / shape_file("inputs", shape["id"]))
+        tensor_file.save(expected, ref_dir / shape_file("expected", shape["id"]))
 
     def _reference_model(self, shape: dict[str, Any], device: str):
         """The reference model at this shape's parameters, built from its first seed."""

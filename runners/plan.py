@@ -83,6 +83,16 @@ def _cpu_sized(problem: Problem, params: dict[str, int]) -> bool:
     return any(all(params[k] <= smoke[k] for k in params) for smoke in problem.smoke)
 
 
+# A shape's files in the run folder, by kind: the init arguments and the reference state_dict
+# are torch.save files, the inputs and expected outputs runners.tensor_file ones.
+SHAPE_FILE_SUFFIXES = {"init": ".pt", "state": ".pt", "inputs": ".tensors", "expected": ".tensors"}
+
+
+def shape_file(kind: str, shape_id: str) -> str:
+    """The name of a shape's file of `kind` (in RunFolder.in_dir, expected in ref_dir)."""
+    return f"{kind}_{shape_id}{SHAPE_FILE_SUFFIXES[kind]}"
+
+
 class RunFolder:
     """root (0711) holds in/ (inputs the candidate may read), ref/ (expected outputs, root only),
     cand/ (the candidate's private working directory) and harness/ (the engine code it runs)."""

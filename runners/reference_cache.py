@@ -26,17 +26,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runners.plan import SHAPE_FILE_SUFFIXES, shape_file
+
 DEFAULT_GB = 64.0
 STALE_STAGING_S = 3600.0
 # Where each of a shape's files goes in the run folder (runners.plan.RunFolder), by its name in
 # an entry, and who may read it there: the candidate reads in/, never ref/.
-# init and state are torch.save files, inputs and expected runners.tensor_file ones.
-FILES = {
-    "init": ("in_dir", 0o644, ".pt"),
-    "state": ("in_dir", 0o644, ".pt"),
-    "inputs": ("in_dir", 0o644, ".tensors"),
-    "expected": ("ref_dir", 0o600, ".tensors"),
-}
+# Named in an entry by kind and suffix (runners.plan.SHAPE_FILE_SUFFIXES).
+FILES = {"init": ("in_dir", 0o644), "state": ("in_dir", 0o644), "inputs": ("in_dir", 0o644)}
+FILES["expected"] = ("ref_dir", 0o600)
 # What the reference process computes them with (runners.oracle and every engine module it
 # reads problems, inputs and models through): any change to the engine is a new key.
 ENGINE = Path(__file__).resolve().parent
@@ -75,6 +73,11 @@ def engine_digest() -> str:
     return digest.hexdigest()
 
 
+def _entry_name(kind: str) -> str:
+    """A file's name in an entry: its kind and suffix, shared by every shape."""
+    return f"{kind}{SHAPE_FILE_SUFFIXES[kind]}"
+
+
 class ReferenceCache:
     def __init__(self, root: Path, max_bytes: int):
         self.root, self.max_bytes = root, max_bytes
@@ -103,9 +106,9 @@ class ReferenceCache:
         source = self.root / entry
         copied = []
         try:
-            for name, (where, mode, suffix) in FILES.items():
-                target = getattr(folder, where) / f"{name}_{shape_id}{suffix}"
-                shutil.copyfile(source / f"{name}{suffix}", target)
+            for name, (where, mode) in FILES.items():
+                target = getattr(folder, where) / shape_file(name, shape_id)
+                shutil.copyfile(source / _entry_name(name), target)
                 copied.append(target)
                 target.chmod(mode)
             os.utime(source)  # used now: the last to go
@@ -120,8 +123,8 @@ class ReferenceCache:
         to its size). An entry another grade stored meanwhile is kept as it is; one larger than
         a quarter of the cache is not kept (it would push out the rest at every grade)."""
         written = {
-            f"{name}{suffix}": getattr(folder, where) / f"{name}_{shape_id}{suffix}"
-            for name, (where, _, suffix) in FILES.items()
+            _entry_name(name): getattr(folder, where) / shape_file(name, shape_id)
+            for name, (where, _) in FILES.items()
         }
         if (self.root / entry).is_dir():
             return

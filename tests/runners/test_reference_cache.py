@@ -13,6 +13,7 @@ from engine_support import FAST_LIMITS, RUNTIME, TINY, run_bounded
 
 from runners import reference_cache
 from runners.evaluate import evaluate
+from runners.plan import SHAPE_FILE_SUFFIXES, shape_file
 from runners.reference_cache import ReferenceCache
 from runners.sandbox import Limits
 from runners.schema import Verdict
@@ -58,7 +59,7 @@ def test_a_second_grade_copies_the_references_and_grades_the_same(cache_home, sa
     entries = list((cache_home / "references").iterdir())
     assert len(entries) == 2
     assert {p.name for p in entries[0].iterdir()} == {
-        f"{name}{suffix}" for name, (_, _, suffix) in reference_cache.FILES.items()
+        f"{name}{SHAPE_FILE_SUFFIXES[name]}" for name in reference_cache.FILES
     }
 
 
@@ -131,8 +132,8 @@ class Folder:
         self.ref_dir.mkdir()
 
     def write(self, shape_id: str, size: int) -> None:
-        for name, (where, _, suffix) in reference_cache.FILES.items():
-            (getattr(self, where) / f"{name}_{shape_id}{suffix}").write_bytes(b"x" * size)
+        for name, (where, _) in reference_cache.FILES.items():
+            (getattr(self, where) / shape_file(name, shape_id)).write_bytes(b"x" * size)
 
 
 def one_entry(tmp_path) -> tuple[ReferenceCache, Folder]:
