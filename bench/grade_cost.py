@@ -136,7 +136,10 @@ def _parse() -> argparse.Namespace:
         help="with --until, the seconds a solution's first grade is expected to take before "
         "any of its grades has ended (default 240)",
     )
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.time_cap is not None and args.time_cap <= 0:
+        parser.error(f"--time-cap {args.time_cap:g}: expected a positive number of seconds")
+    return args
 
 
 def with_time_cap(problem: str, seconds: float, under: Path) -> Path:

@@ -109,3 +109,14 @@ def test_a_time_cap_grades_a_copy_of_the_problem_under_its_own_name(tmp_path, mo
     assert copy.time_cap_s == 0.25 and copy.version != load_problem(TINY).version
     result = json.loads(next(tmp_path.glob("*.first.json")).read_text())
     assert result["verdict"] == "ok" and result["problem"] == "tiny_tanh"
+
+
+def test_a_time_cap_that_is_not_positive_is_refused_before_any_grade(tmp_path, monkeypatch, capsys):
+    argv = ["grade_cost.py", "--device", "cpu", "--out", str(tmp_path), "--time-cap", "0"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--grade", f"{TINY}={RUNTIME / 'honest.py'}"])
+
+    with pytest.raises(SystemExit):
+        grade_cost.main()
+
+    assert "--time-cap 0: expected a positive number of seconds" in capsys.readouterr().err
+    assert not (tmp_path / "grade_cost.json").exists()
