@@ -20,6 +20,9 @@ so far, or before any has ended by `--grade-s`, an estimate), so a device call's
 grade in the middle.
 With `--no-baselines` the reference is not timed (the eager, compile and library lines stay
 empty): only speedup-regime problems score by them, and they cost minutes per problem.
+`--busy-gap S` grades with `runners.performance.COMPUTE_BUSY_GAP_S` set to S: the warm-up a
+compute-bound shape timed right after another takes (collect two reports, one per value, on
+the same GPU, alternating, to see what the shorter warm-up does to the reported times).
 
 `analyze` then reports, per shape, the CV across the grades (of several reports of one problem,
 pooled) of each candidate statistic: the first k rounds (k from 3 up), each round reduced by its
@@ -62,6 +65,7 @@ def command_collect(args: argparse.Namespace) -> dict:
         command += ["--solution", str(solution), "--raw", str(raw)]
         command += ["--rounds", str(args.rounds)] * bool(args.rounds)
         command += ["--full"] * args.full + ["--no-baselines"] * args.no_baselines
+        command += ["--busy-gap", str(args.busy_gap)] * (args.busy_gap is not None)
         command += ["--keep-result"] * (run == 0)  # kept even if a later grade is cut
         started = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -86,12 +90,15 @@ def command_grade_one(args: argparse.Namespace) -> None:
     if args.rounds:
         performance.Performance._rounds = lambda self: args.rounds
     rounds: dict[str, list[dict]] = {}
-    time_candidate = performance.Performance._time_candidate
+    ask_timing = performance.Performance._ask_timing
+    settle = performance.Performance._settle
     settings_of = performance.Performance._settings
 
     recheck_timed = gates.Grading.recheck_timed
     ask_reference = gates.Grading.ask_reference
     parts: dict[str, float] = {}
+    # per shape: when its timing began, its wall, the idle gap before it and its warm-up
+    asked_at: dict[str, tuple] = {}
 
     def rechecked(self, plan, reply, out, seed):
         started = time.perf_counter()
@@ -106,16 +113,27 @@ def command_grade_one(args: argparse.Namespace) -> None:
             parts["expect_s"] = float(reply.get("seconds") or 0.0)
         return reply
 
-    def timed(self, plan, settings, samples, gate):
-        parts.clear()
+    def timing(self, plan, settings, gate):
         started = time.perf_counter()
-        problems = time_candidate(self, plan, settings, samples, gate)
-        entry = {
-            "at_s": round(started - began, 3),
-            "wall_s": round(time.perf_counter() - started, 3),
-            **{name: round(value, 3) for name, value in parts.items()},
-        }
-        rounds.setdefault(plan.id, []).append(entry | {"us": [v * 1e3 for v in samples[-1]]})
+        answer = ask_timing(self, plan, settings, gate)
+        idle, warmup = (answer[0].get(key) for key in ("idle_before_s", "warmup_took_s"))
+        asked_at[plan.id] = (started, time.perf_counter() - started, idle, warmup)
+        return answer
+
+    def settled(self, plan, reply, settings, samples, gate):
+        parts.clear()
+        before = len(samples)
+        problems = settle(self, plan, reply, settings, samples, gate)
+        if len(samples) > before:
+            started, wall_s, idle_s, warmup_s = asked_at[plan.id]
+            entry = {
+                "at_s": round(started - began, 3),
+                "wall_s": round(wall_s, 3),
+                "idle_before_s": idle_s,
+                "warmup_s": warmup_s,
+                **{name: round(value, 3) for name, value in parts.items()},
+            }
+            rounds.setdefault(plan.id, []).append(entry | {"us": [v * 1e3 for v in samples[-1]]})
         return problems
 
     def full_settings(self):
@@ -123,13 +141,16 @@ def command_grade_one(args: argparse.Namespace) -> None:
         settings.rse_target = 0.0
         return settings
 
-    performance.Performance._time_candidate = timed
+    performance.Performance._ask_timing = timing
+    performance.Performance._settle = settled
     gates.Grading.recheck_timed = rechecked
     gates.Grading.ask_reference = asked
     if args.full:
         performance.Performance._settings = full_settings
     if args.no_baselines:
         performance.Performance._baselines = lambda self: []
+    if args.busy_gap is not None:
+        performance.COMPUTE_BUSY_GAP_S = args.busy_gap
     began = time.perf_counter()
     result_path = args.raw.with_suffix(".result.json")
     argv = ["evaluate", "--problem", args.problem, "--solution", str(args.solution)]
@@ -302,6 +323,11 @@ def main() -> None:
         sub.add_argument("--rounds", type=int, help="rounds per shape (default: the engine's)")
         sub.add_argument("--full", action="store_true", help="no early stop within a round")
         sub.add_argument("--no-baselines", action="store_true", help="leave the reference untimed")
+        sub.add_argument(
+            "--busy-gap",
+            type=float,
+            help="runners.performance.COMPUTE_BUSY_GAP_S for the grade (default: the engine's)",
+        )
     collect.add_argument("--runs", type=int, default=5)
     collect.add_argument("--out", type=Path, required=True)
     collect.add_argument(

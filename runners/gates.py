@@ -87,6 +87,7 @@ class Grading:
         self._caching: threading.Thread | None = None  # the copy into the reference cache
         self._candidate_command: tuple[list[str], Any] | None = None
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
+        self._preload: tuple | None = None  # (ticket, plan) of a load the candidate is doing
 
     # -- build ---------------------------------------------------------------------------
     def build(self, gate: GateResult) -> None:
@@ -274,10 +275,13 @@ class Grading:
 
     def _correct(self, gate: GateResult, plans: list[ShapePlan], verdict: str) -> None:
         failed = []
-        for plan in plans:
-            out = self.folder.cand / f"out_{plan.id}.tensors"
-            message = {"op": "run", **self.call_files(plan, out)}
-            reply = self.ask_candidate(message, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
+        # Each shape is compared while the candidate runs the next: neither is timed.
+        ticket = self._send_run(plans[0])
+        for position, plan in enumerate(plans):
+            reply = self.await_candidate(ticket, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
+            if position + 1 < len(plans):
+                ticket = self._send_run(plans[position + 1])
+            out = self._out_file(plan)
             comparison = self.compare(plan, reply, out)
             out.unlink(missing_ok=True)
             release_device_memory(self.device)  # the candidate's outputs, loaded where saved
@@ -297,6 +301,14 @@ class Grading:
                 f"{len(failed)} of {len(plans)} shape(s) wrong; first {failed[0].label}{detail}",
             )
         gate.reason = f"{len(plans)} shape(s) x {gate.details['seeds_per_shape']} seeds match"
+
+    def _out_file(self, plan: ShapePlan) -> Path:
+        return self.folder.cand / f"out_{plan.id}.tensors"
+
+    def _send_run(self, plan: ShapePlan) -> tuple:
+        return self.send_candidate(
+            {"op": "run", **self.call_files(plan, self._out_file(plan))}, plan
+        )
 
     def compare(self, plan: ShapePlan, reply: dict, out: Path) -> Comparison:
         comparison = Comparison()
@@ -433,18 +445,24 @@ class Grading:
 
     # -- processes -----------------------------------------------------------------------
     def ask_candidate(self, message: dict, timeout_s: float, verdict: str, plan: ShapePlan) -> dict:
+        ticket = self.send_candidate(message, plan)
+        return self.await_candidate(ticket, timeout_s, verdict, plan)
+
+    def send_candidate(self, message: dict, plan: ShapePlan) -> tuple:
+        """Send the candidate a request without waiting for it (`await_candidate` does)."""
+        self._collect_preload()
         try:
-            reply = self.candidate.request(message, timeout_s=timeout_s)
-        except WorkerTimeout:
-            raise GateFailure(
-                Verdict.TIMEOUT,
-                f"{plan.label}: no answer within {timeout_s:.0f} s "
-                "(wall clock); the process tree was killed",
-            ) from None
-        except WorkerDied as died:
-            raise GateFailure(*_death_verdict(died, plan)) from None
+            return self.candidate.send(message)
         except WorkerError as exc:
-            raise GateFailure(Verdict.RUNTIME_ERROR, f"{plan.label}: {exc}") from None
+            raise _candidate_failure(exc, plan, 0.0) from None
+
+    def await_candidate(
+        self, ticket: tuple, timeout_s: float, verdict: str, plan: ShapePlan
+    ) -> dict:
+        try:
+            reply = self.candidate.receive(ticket, timeout_s=timeout_s)
+        except WorkerError as exc:
+            raise _candidate_failure(exc, plan, timeout_s) from None
         if not reply.get("ok"):
             kind = reply.get("kind")
             verdict = Verdict.RESOURCE_LIMIT if kind == "resource" else verdict
@@ -461,6 +479,18 @@ class Grading:
             )
         return reply
 
+    def preload_candidate(self, plans: list[ShapePlan]) -> None:
+        """Have the candidate process read `plans`' inputs onto the device while the parent
+        does other work (the last round's re-checks): a fresh process would otherwise read them
+        shape by shape between its timings. Its reply is taken before the next request."""
+        message = {"op": "load", "inputs": [str(self.inputs_file(plan)) for plan in plans]}
+        self._preload = (self.send_candidate(message, plans[0]), plans[0])
+
+    def _collect_preload(self) -> None:
+        if self._preload is not None:
+            (ticket, plan), self._preload = self._preload, None
+            self.await_candidate(ticket, self.limits.step_s, Verdict.RUNTIME_ERROR, plan)
+
     def oracle_alive(self) -> bool:
         """Whether the reference process still runs (a request past its limit ends it)."""
         return self.oracle is not None and self.oracle.proc.poll() is None
@@ -476,6 +506,7 @@ class Grading:
         return reply
 
     def close_candidate(self) -> None:
+        self._preload = None  # its reply goes with the process
         if self.candidate:
             self.candidate.close()
             self.candidate = None
@@ -520,6 +551,18 @@ def _regular_file_digest(path: Path) -> str | None:
 
 def _shape_result(plan: ShapePlan) -> ShapeResult:
     return ShapeResult(set=plan.set, index=plan.index, params=dict(plan.params), case=plan.case)
+
+
+def _candidate_failure(exc: WorkerError, plan: ShapePlan, timeout_s: float) -> GateFailure:
+    if isinstance(exc, WorkerTimeout):
+        return GateFailure(
+            Verdict.TIMEOUT,
+            f"{plan.label}: no answer within {timeout_s:.0f} s "
+            "(wall clock); the process tree was killed",
+        )
+    if isinstance(exc, WorkerDied):
+        return GateFailure(*_death_verdict(exc, plan))
+    return GateFailure(Verdict.RUNTIME_ERROR, f"{plan.label}: {exc}")
 
 
 def _death_verdict(died: WorkerDied, plan: ShapePlan) -> tuple[str, str]:

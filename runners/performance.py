@@ -10,6 +10,7 @@ import dataclasses
 import secrets
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from runners import environment, hardware, launches, progress, scoring
@@ -51,6 +52,10 @@ IDLE_START_FLAGS = frozenset({"side_stream"})
 # runs a step or two higher for 0.2-0.3 s after the device idles (between shapes, say), and a
 # compute-bound call follows it (806 us after warming, 796 us before); memory-bound calls do not.
 COMPUTE_WARMUP_S = 0.5
+# A compute-bound shape timed less than this long after the one before it in the same process
+# (a round's shapes run back to back, re-checked after) warms up for the base 0.1 s only
+# (runners.timing.Settings.busy_gap_s): the device did not idle long enough for its clock to rise.
+COMPUTE_BUSY_GAP_S = 0.0
 # Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
 SPREAD_BYTES = 2 * 2**30
 # Each shape is timed in this many rounds, one after another over all shapes, each round with a
@@ -101,7 +106,9 @@ class Performance:
         # Held-out shapes smaller than the visible regime count for correctness only
         # (`_scored_held_out`), which their work says before any timing: they are not timed.
         self.timed = self.front + [plan for plan in self.held_out if self._may_count(plan)]
-        self.most_rounds = 1  # set by the performance gate
+        self.base_rounds = self.most_rounds = 1  # set by the performance gate
+        # Whether the candidate process is a fresh one no round has timed in yet.
+        self._fresh = False
         files = read_solution(grading.solution)
         self.kernels = launches.defined_kernels(
             files.source.read_text(errors="replace"), native=files.sidecar_texts.values()
@@ -110,7 +117,7 @@ class Performance:
     # -- performance ---------------------------------------------------------------------
     def performance(self, gate: GateResult) -> None:
         self.grading.finish_caching()  # no copy into the cache while anything is timed
-        rounds = self._rounds()
+        rounds = self.base_rounds = self._rounds()
         most = self.most_rounds = rounds * MORE_ROUNDS[self.device]
         settings = self._settings()
         settings = dataclasses.replace(settings, cap_s=settings.cap_s / rounds)
@@ -163,24 +170,47 @@ class Performance:
         # call: 26.1-26.6 us in half of 34 fresh processes, 27.0-28.3 us in the rest), which
         # rounds in one process cannot average (docs/benchmarks.md, "A process per round").
         # The start itself is not timed.
-        if index:
-            starts = gate.details.setdefault("process_starts_s", [])
-            starts.append(round(self.grading.restart_candidate(), 3))
+        if index and not self._fresh:
+            self._restart(gate)
+        self._fresh = False
         if index + 1 < self.most_rounds:  # the next round's process, or a retime's
             self.grading.prestart_candidate()
         # A seed per round that the candidate cannot predict: its timed calls' inputs.
         varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
+        # The round's shapes are timed back to back and re-checked after: the re-check runs
+        # the reference on the same device, and each shape timed behind an idle device would
+        # have to warm up again (runners.timing.Settings.busy_warmup_s).
+        timed = []
         for plan in plans:
-            problems = self._time_candidate(plan, varied, samples[plan.id], gate)
+            reply, problems = self._ask_timing(plan, varied, gate)
+            if problems and not scoring.disturbed_only(problems):
+                self._reject(plan, problems)
+            timed.append((plan, reply, problems))
+        self._save_kept(plans[-1])
+        if index + 1 < self.base_rounds:  # a later round's shapes are known only after these
+            # The next round's process reads its inputs while this round's are re-checked.
+            self._restart(gate)
+            self.grading.preload_candidate(self._counting(self.timed))
+            self._fresh = True
+        for plan, reply, problems in timed:
+            problems += self._settle(plan, reply, varied, samples[plan.id], gate)
             if scoring.disturbed_only(problems) and len(gate.details.get("retimed", [])) < RETIMES:
                 problems = self._retime(plan, index, problems[0], settings, samples, gate)
             if problems:
-                raise GateFailure(
-                    Verdict.TIMING_REJECTED,
-                    f"{plan.label}: {problems[0]}",
-                    {"problems": problems if plan.set != "hidden" else []},
-                )
+                self._reject(plan, problems)
         return varied
+
+    def _restart(self, gate: GateResult) -> None:
+        starts = gate.details.setdefault("process_starts_s", [])
+        starts.append(round(self.grading.restart_candidate(), 3))
+
+    @staticmethod
+    def _reject(plan: ShapePlan, problems: list[str]) -> None:
+        raise GateFailure(
+            Verdict.TIMING_REJECTED,
+            f"{plan.label}: {problems[0]}",
+            {"problems": problems if plan.set != "hidden" else []},
+        )
 
     def _retime(
         self,
@@ -199,11 +229,15 @@ class Performance:
         retimed = gate.details.setdefault("retimed", [])
         shown = problem if plan.set != "hidden" else ""  # a held-out shape's times stay here
         retimed.append({"shape": plan.name, "round": index + 1, "problem": shown})
-        # No process is started beside a retime: its cause is a disturbed host.
+        # No process is started beside a retime: its cause is a disturbed host. The next round
+        # then starts in a process of its own.
         self.grading.restart_candidate()
+        self._fresh = False
         again = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
         before = len(samples[plan.id])
-        problems = self._time_candidate(plan, again, samples[plan.id], gate)
+        reply, problems = self._ask_timing(plan, again, gate)
+        self._save_kept(plan)
+        problems += self._settle(plan, reply, again, samples[plan.id], gate)
         timed = len(samples[plan.id]) > before  # a malformed reply adds no round
         if timed and statistics.median(disturbed) > statistics.median(samples[plan.id][-1]):
             samples[plan.id][-1] = disturbed
@@ -251,7 +285,7 @@ class Performance:
             idle_start=self._own_streams(),
         )
         if self._follows_clock:
-            settings.warmup_s = COMPUTE_WARMUP_S
+            settings.warmup_s, settings.busy_gap_s = COMPUTE_WARMUP_S, COMPUTE_BUSY_GAP_S
         return settings
 
     def _own_streams(self) -> bool:
@@ -260,35 +294,65 @@ class Performance:
         flags = static.details.get("flags", []) if static else []
         return any(isinstance(f, dict) and f.get("rule") in IDLE_START_FLAGS for f in flags)
 
-    def _time_candidate(
-        self, plan: ShapePlan, settings: Settings, rounds: list[list[float]], gate: GateResult
-    ) -> list[str]:
-        """Time one round of `plan` and add its samples to `rounds` (the earlier rounds')."""
+    def _timed_file(self, plan: ShapePlan) -> Path:
         # The same file every round: the next round's process writes over it in place, reusing
         # its memory (runners.tensor_file.save). What is in it is the candidate's either way, and
         # only outputs right for this round's seed pass the re-check.
-        out = self.grading.folder.cand / f"timed_{plan.id}.tensors"
-        files = self.grading.call_files(plan, out)
+        return self.grading.folder.cand / f"timed_{plan.id}.tensors"
+
+    def _ask_timing(
+        self, plan: ShapePlan, settings: Settings, gate: GateResult
+    ) -> tuple[dict, list[str]]:
+        """Have the candidate time one round of `plan`; returns its reply and the problems
+        the reply shows by itself (its kept outputs are re-checked by `_settle`)."""
+        files = self.grading.call_files(plan, self._timed_file(plan))
         message = {"op": "time", **files, "settings": settings.__dict__}
         started = time.monotonic()
         timeout_s = settings.cap_s + self.grading.limits.timing_margin_s
         reply = self.grading.ask_candidate(message, timeout_s, Verdict.RUNTIME_ERROR, plan)
         problems = scoring.timing_problems(reply, time.monotonic() - started)
         if not scoring.well_formed(reply):
-            return problems  # nothing to summarize: the problems name the malformed reply
+            return reply, problems  # nothing to summarize: the problems name the malformed reply
         problems += launches.launch_problems(reply, self.kernels)
         if reply.get("hold", "queue") != "queue":  # the fixed spin stood in: say why
             gate.details["hold_fallback"] = str(reply.get("hold_error"))[:300]
         for note in ("hold_dropped", "aliased"):  # shapes timed so (runners.timing.Samples)
             if reply.get(note) is True and plan.name not in gate.details.get(note, []):
                 gate.details.setdefault(note, []).append(plan.name)
-        recheck = self.grading.recheck_timed(plan, reply, out, settings.vary_seed)
         progress.info(
-            "timed %s: %d calls, timing and re-check in %.1f s",
+            "timed %s: %d calls in %.1f s (warm-up %s s after %s s idle)",
             plan.name,
             len(reply["event_ms"]),
             time.monotonic() - started,
+            _seconds(reply.get("warmup_took_s")),
+            _seconds(reply.get("idle_before_s")),
         )
+        return reply, problems
+
+    def _save_kept(self, plan: ShapePlan) -> None:
+        """Have the candidate write the kept outputs of its timings since the last save (each
+        shape's `_timed_file`); `plan` names a failure."""
+        message = {"op": "save_kept"}
+        self.grading.ask_candidate(message, self.grading.limits.step_s, Verdict.RUNTIME_ERROR, plan)
+
+    def _settle(
+        self,
+        plan: ShapePlan,
+        reply: dict,
+        settings: Settings,
+        rounds: list[list[float]],
+        gate: GateResult,
+    ) -> list[str]:
+        """Re-check the kept outputs of a timing `reply` and add its samples to `rounds` (the
+        earlier rounds'); returns the problems found."""
+        if not scoring.well_formed(reply):
+            return []  # `_ask_timing` named it
+        started = time.monotonic()
+        recheck = self.grading.recheck_timed(
+            plan, reply, self._timed_file(plan), settings.vary_seed
+        )
+        progress.info("re-checked %s in %.1f s", plan.name, time.monotonic() - started)
+        problems = []
         if not recheck.correct:
             problems.append(f"outputs of timed calls are wrong ({recheck.error})")
         shape = self.shapes[plan.id]
@@ -476,3 +540,8 @@ class Performance:
         }
         reply = self.grading.ask_reference(message, timeout_s)
         return scoring.summarize([reply["event_ms"]]) if reply.get("event_ms") else None
+
+
+def _seconds(value: Any) -> str:
+    """A figure from the candidate's reply for the progress log (its word only)."""
+    return f"{value:.3f}" if type(value) in (int, float) else "-"

@@ -72,6 +72,11 @@ class Settings:
     # On CUDA the warm-up also lasts at least this long, so the clocks have ramped up from an
     # idle gap (loading the shape's inputs, say) before the first recorded sample.
     warmup_s: float = 0.1
+    # On CUDA, a timing that starts less than this long after the previous timing in the same
+    # process ended (shapes timed back to back) warms up for `busy_warmup_s` instead: the device
+    # did not idle long enough for its clock to rise. 0: every timing warms up for `warmup_s`.
+    busy_gap_s: float = 0.0
+    busy_warmup_s: float = 0.1
     min_samples: int = 50
     max_samples: int = 5000
     cap_s: float = 2.0
@@ -129,6 +134,10 @@ class Samples:
     # Successive calls returned outputs in the same storage (a buffer the module keeps): each
     # timed call's outputs were copied after its window, so the kept ones are its own.
     aliased: bool = False
+    # How long the device had been idle, as far as this process knows, when the warm-up began
+    # (None: no earlier timing in the process), and how long the warm-up lasted.
+    idle_before_s: float | None = None
+    warmup_took_s: float = 0.0
 
     def to_reply(self) -> dict[str, Any]:
         reply: dict[str, Any] = {
@@ -139,6 +148,7 @@ class Samples:
         if self.hold:
             reply |= {"hold": self.hold, "hold_error": self.hold_error}
         reply |= {"hold_dropped": self.hold_dropped, "aliased": self.aliased}
+        reply |= {"idle_before_s": self.idle_before_s, "warmup_took_s": self.warmup_took_s}
         return reply | ({"own_launches": self.own_launches} if self.own_launches else {})
 
 
@@ -269,7 +279,11 @@ def measure(
     min_samples = settings.min_samples
     if settings.vary_seed is not None:
         min_samples = max(min_samples, ring.slots + keep)
+    idle_s = None if _ended[0] is None else _perf_counter() - _ended[0]
+    samples.idle_before_s = idle_s
     warmup_s = settings.warmup_s if device == "cuda" else 0.0
+    if idle_s is not None and idle_s < settings.busy_gap_s:
+        warmup_s = min(warmup_s, settings.busy_warmup_s)
     previous: set[int] = set()  # where the last call's outputs live
     with _no_grad():
         started = _perf_counter()
@@ -279,6 +293,7 @@ def measure(
             clock.restarted()
             previous = _note_aliasing(samples, previous, out)
             i += 1
+        samples.warmup_took_s = _perf_counter() - started
         started = _perf_counter()
         for _ in range(settings.max_samples):
             base, args = ring.next(i)
@@ -306,10 +321,15 @@ def measure(
             running.add(event)
             if _converged(running, settings, _perf_counter() - started, min_samples):
                 break
+    _ended[0] = _perf_counter()  # the clock synchronized after the last call: idle from now
     if isinstance(clock, _CudaClock) and clock.kind:
         samples.hold, samples.hold_error = clock.kind, clock.hold_error
     samples.hold_dropped = clock.dropped
     return samples
+
+
+# When the last timing in this process ended (`measure`), on the captured clock.
+_ended: list[float | None] = [None]
 
 
 def _clock(device: str, settings: Settings) -> _CudaClock | _HostClock:
@@ -320,7 +340,11 @@ def _clock(device: str, settings: Settings) -> _CudaClock | _HostClock:
 
 
 def _restarted(samples: Samples) -> Samples:
-    return Samples(aliased=samples.aliased)
+    return Samples(
+        aliased=samples.aliased,
+        idle_before_s=samples.idle_before_s,
+        warmup_took_s=samples.warmup_took_s,
+    )
 
 
 def _note_aliasing(samples: Samples, previous: set[int], out: Any) -> set[int]:

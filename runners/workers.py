@@ -93,14 +93,23 @@ class Worker:
         self.buffer = b""
 
     def request(self, message: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
+        return self.receive(self.send(message), timeout_s=timeout_s)
+
+    def send(self, message: dict[str, Any]) -> tuple[str, str, float]:
+        """Send a request without waiting; `receive` takes the ticket this returns. The child
+        answers its requests in order: each must be received before the next is sent."""
         nonce = secrets.token_hex(16)
         try:
             self.proc.stdin.write(json.dumps({**message, "nonce": nonce}).encode() + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._raise_died()
-        started = time.monotonic()
-        reply = self._read_reply(started + timeout_s)
+        return nonce, str(message.get("op")), time.monotonic()
+
+    def receive(self, ticket: tuple[str, str, float], *, timeout_s: float) -> dict[str, Any]:
+        """The reply to a request `send` sent, within `timeout_s` from now."""
+        nonce, op, sent = ticket
+        reply = self._read_reply(time.monotonic() + timeout_s)
         if reply.pop("nonce", None) != nonce:
             self.kill()
             raise WorkerError(
@@ -110,8 +119,8 @@ class Worker:
         progress.debug(
             "  %s %s: %.1f s%s",
             self.log_path.stem,
-            message.get("op"),
-            time.monotonic() - started,
+            op,
+            time.monotonic() - sent,
             _phases(reply.get("phases")),
         )
         return reply
