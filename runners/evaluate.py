@@ -92,6 +92,8 @@ def _grade(
         }
         for name, step in steps.items():
             passed = _run_gate(result, name, step)
+            if name == "build" and passed:
+                grading.start_starter_check()  # runs beside the correctness gates
             if name == "correct_hidden":
                 grading.compare_with_starter()  # after a failure too: that is the regression case
             if not passed:

@@ -88,6 +88,10 @@ class Grading:
         self._candidate_command: tuple[list[str], Any] | None = None
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
         self._preload: tuple | None = None  # (ticket, plan) of a load the candidate is doing
+        # The starter's check the reference process runs beside the correctness gates
+        # ((ticket, plans) while outstanding), and its answers per shape or what stopped it.
+        self._starter_check: tuple | None = None
+        self._starter_answers: dict[str, bool] | GateFailure = {}
 
     # -- build ---------------------------------------------------------------------------
     def build(self, gate: GateResult) -> None:
@@ -381,6 +385,30 @@ class Grading:
         return comparison
 
     # -- the starter (kernel-to-kernel problems) ------------------------------------------
+    def start_starter_check(self) -> None:
+        """Send the reference process the starter's check of each held-out shape the cache does
+        not answer, to run while the correctness gates run (nothing is timed there: only the
+        device is shared); `compare_with_starter` takes the answer."""
+        if self.problem.category not in STARTER_CATEGORIES:
+            return
+        plans = [plan for plan in self.hidden if self._cached_starter(plan) is None]
+        if not plans:
+            return
+        shapes = [
+            {
+                "shape": plan.message(),
+                "inputs": str(self.inputs_file(plan)),
+                "expected": str(self._expected_file(plan)),
+                "tolerances": self.tolerances(plan),
+            }
+            for plan in plans
+        ]
+        message = {"op": "starter_check", "device": self.device, "shapes": shapes}
+        try:
+            self._starter_check = (self.oracle.send(message), plans)
+        except WorkerError as exc:
+            raise self._reference_failure(exc) from None
+
     def compare_with_starter(self) -> None:
         """Whether the starter is right on each held-out shape run here, and the run's quadrant
         against it (`result.starter`). Called once the held-out gate ran, passed or not: a run
@@ -391,40 +419,46 @@ class Grading:
             return
         started = time.perf_counter()
         try:
-            for plan in self.hidden:
-                shape = self.shapes[plan.id]
-                cached = (self.cached.get(shape.baseline_key) or {}).get("starter_correct")
-                shape.starter_correct = (
-                    self._starter_correct(plan) if cached is None else bool(cached)
-                )
-        except GateFailure as failure:  # the problem's starter, not the candidate, is at fault
-            self.result.gate("correct_hidden").details["starter_error"] = failure.reason
-            return
-        finally:
+            self._collect_starter_check()
+        finally:  # what the grade waited for it, beyond the correctness gates
             self.result.cost["starter_check_s"] = round(time.perf_counter() - started, 3)
+        if isinstance(self._starter_answers, GateFailure):  # the problem's starter is at fault
+            self.result.gate("correct_hidden").details["starter_error"] = (
+                self._starter_answers.reason
+            )
+            return
+        for plan in self.hidden:
+            cached = self._cached_starter(plan)
+            answer = self._starter_answers.get(plan.id, False)  # a shape never checked: wrong
+            self.shapes[plan.id].starter_correct = answer if cached is None else cached
         outcomes = [
             (self.shapes[p.id].correct is True, self.shapes[p.id].starter_correct)
             for p in self.hidden
         ]
         self.result.starter = scoring.starter_comparison(outcomes)
 
-    def _starter_correct(self, plan: ShapePlan) -> bool:
-        """The starter's outputs on the shape's inputs, compared as a candidate's are (in the
-        reference process, which runs the starter: its outputs never go through a file)."""
-        message = {
-            "op": "starter_check",
-            "shape": plan.message(),
-            "device": self.device,
-            "inputs": str(self.inputs_file(plan)),
-            "expected": str(self._expected_file(plan)),
-            "tolerances": self.tolerances(plan),
-        }
-        reply = self.ask_reference(message, PREPARE_TIMEOUT_S)
-        if reply.get("starter_error"):
-            error = reply["starter_error"]
-            print(f"starter on {plan.label} ({plan.params}): {error}", file=sys.stderr)  # staff log
-            return False
-        return bool(reply.get("correct"))
+    def _cached_starter(self, plan: ShapePlan) -> bool | None:
+        cached = (self.cached.get(self.shapes[plan.id].baseline_key) or {}).get("starter_correct")
+        return None if cached is None else bool(cached)
+
+    def _collect_starter_check(self) -> None:
+        """Take the reference's answer to `start_starter_check`, if one is outstanding: per
+        shape whether the starter is right (its outputs compared in the reference process,
+        which runs it, as a candidate's are), or the failure that stopped the check."""
+        if self._starter_check is None:
+            return
+        (ticket, plans), self._starter_check = self._starter_check, None
+        try:
+            reply = self._reference_reply(ticket, PREPARE_TIMEOUT_S)
+        except GateFailure as failure:
+            self._starter_answers = failure
+            return
+        results = reply.get("results") or []
+        for plan, answer in zip(plans, results, strict=True):
+            if answer.get("starter_error"):
+                error = answer["starter_error"]
+                print(f"starter on {plan.label} ({plan.params}): {error}", file=sys.stderr)
+            self._starter_answers[plan.id] = bool(answer.get("correct"))
 
     def _expected_file(self, plan: ShapePlan) -> Path:
         return self.folder.ref_dir / shape_file("expected", plan.id)
@@ -496,14 +530,25 @@ class Grading:
         return self.oracle is not None and self.oracle.proc.poll() is None
 
     def ask_reference(self, message: dict, timeout_s: float) -> dict:
+        self._collect_starter_check()  # its reply comes first
         try:
-            reply = self.oracle.request(message, timeout_s=timeout_s)
+            ticket = self.oracle.send(message)
         except WorkerError as exc:
-            tail = self.oracle.log_tail(600)
-            raise GateFailure(Verdict.INFRA_ERROR, f"reference process: {exc}: {tail}") from None
+            raise self._reference_failure(exc) from None
+        return self._reference_reply(ticket, timeout_s)
+
+    def _reference_reply(self, ticket: tuple, timeout_s: float) -> dict:
+        try:
+            reply = self.oracle.receive(ticket, timeout_s=timeout_s)
+        except WorkerError as exc:
+            raise self._reference_failure(exc) from None
         if not reply.get("ok"):
             raise GateFailure(Verdict.INFRA_ERROR, f"reference process: {reply.get('error')}")
         return reply
+
+    def _reference_failure(self, exc: WorkerError) -> GateFailure:
+        tail = self.oracle.log_tail(600)
+        return GateFailure(Verdict.INFRA_ERROR, f"reference process: {exc}: {tail}")
 
     def close_candidate(self) -> None:
         self._preload = None  # its reply goes with the process

@@ -54,8 +54,12 @@ IDLE_START_FLAGS = frozenset({"side_stream"})
 COMPUTE_WARMUP_S = 0.5
 # A compute-bound shape timed less than this long after the one before it in the same process
 # (a round's shapes run back to back, re-checked after) warms up for the base 0.1 s only
-# (runners.timing.Settings.busy_gap_s): the device did not idle long enough for its clock to rise.
-COMPUTE_BUSY_GAP_S = 0.0
+# (runners.timing.Settings.busy_gap_s): the device did not idle long enough for its clock to
+# rise. On an H200 a bf16 GEMM's first calls after 5 ms idle ran at the busy pace, after 20 ms
+# 4 % faster, after 50 ms 13 % faster (`bench/warmup_gap.py`); fp8_gemm's shapes followed each
+# other 2-5 ms apart, and its performance gate took 46 s instead of 67 (docs/benchmarks.md,
+# "Cost of a grade", Session 48).
+COMPUTE_BUSY_GAP_S = 0.01
 # Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
 SPREAD_BYTES = 2 * 2**30
 # Each shape is timed in this many rounds, one after another over all shapes, each round with a
@@ -286,6 +290,15 @@ class Performance:
         )
         if self._follows_clock:
             settings.warmup_s, settings.busy_gap_s = COMPUTE_WARMUP_S, COMPUTE_BUSY_GAP_S
+        return settings
+
+    def _reference_settings(self) -> Settings:
+        """A baseline's timing: on a roofline its time is a reference line beside the score, and
+        it samples for one round's share of the time cap, as each of the candidate's rounds does;
+        where scores are speedups over it, for the whole cap."""
+        settings = self._settings()
+        if self.problem.regime != "speedup":
+            settings.cap_s /= self._rounds()
         return settings
 
     def _own_streams(self) -> bool:
@@ -535,7 +548,10 @@ class Performance:
             "compile": kind == "compile",
             "library": kind == "library",
             "starter": kind == "starter",
-            "settings": {**self._settings().__dict__, "count_cap_s": REFERENCE_COUNT_CAP_S},
+            "settings": {
+                **self._reference_settings().__dict__,
+                "count_cap_s": REFERENCE_COUNT_CAP_S,
+            },
             "inputs": str(self.grading.inputs_file(plan)),
         }
         reply = self.grading.ask_reference(message, timeout_s)

@@ -300,3 +300,32 @@ def test_the_count_cap_never_asks_for_more_samples_than_the_settings_do():
     settings = timing.Settings(warmup=1, min_samples=3, cap_s=0.05, count_cap_s=0.01)
     samples = timing.measure(lambda args: time.sleep(0.03), [[1]], device="cpu", settings=settings)
     assert len(samples.event_ms) == 3
+
+
+@pytest.mark.parametrize(("gap_s", "warmed_s"), [(0.01, 0.1), (0.5, 0.5)])
+def test_a_timing_soon_after_another_warms_up_for_the_busy_warmup_only(
+    monkeypatch, gap_s, warmed_s
+):
+    """Shapes timed back to back: the device did not idle long enough for its clock to rise, so
+    a timing that starts within `busy_gap_s` of the last one's end warms up for `busy_warmup_s`;
+    after a longer gap, for the whole `warmup_s`. The fake device's calls take 1 ms."""
+    device = _FakeDevice(call_us=1000.0, side_us=0.0, wake_us=2.0)
+    clock = _clock_on(monkeypatch, device)
+    monkeypatch.setattr(timing, "_clock", lambda *args: clock)
+    monkeypatch.setattr(timing, "_ended", [None])
+    settings = timing.Settings(
+        warmup=2, warmup_s=0.5, busy_gap_s=0.2, busy_warmup_s=0.1, min_samples=5, max_samples=5
+    )
+    bases = [[torch.ones(4)], [torch.ones(4)]]
+
+    def measure():
+        return timing.measure(device.call, bases, device="cuda", settings=settings)
+
+    first = measure()
+    assert first.idle_before_s is None
+    assert first.warmup_took_s == pytest.approx(0.5, abs=0.005)  # nothing timed before it
+    device.now += gap_s * 1e6  # the host's work between two shapes
+    second = measure()
+    assert second.idle_before_s == pytest.approx(gap_s, abs=1e-3)
+    assert second.warmup_took_s == pytest.approx(warmed_s, abs=0.005)
+    assert second.to_reply()["idle_before_s"] == second.idle_before_s
