@@ -12,12 +12,13 @@ from an empty cache and no baselines: it computes the reference's inputs and out
 the reference. Each re-grade is given the first grade's result as its cached baselines
 (``--baselines``) and finds the disk cache the first grade left, as a warm worker does.
 Printed per grade: wall time, verdict and the engine's own phase split (the result's ``cost``:
-reference inputs and outputs, the starter's check (what the grade waited for it once the held-
-out gate ran: it runs beside the correctness gates), build, correctness on visible and held-out
-shapes, performance, baselines, score); with ``--regrades`` 2 or more, each solution's worst
-shape spread across its re-grades against the precision targets. The engine's progress log of
-each grade lands beside its result (``.log``). Written to OUT/grade_cost.json after every grade;
-a grade already there is not run again, so a second call (a device call's deadline) goes on;
+reference inputs and outputs, the starter's check (what the grade waited for it once the
+held-out gate ran: it runs beside the correctness gates), build, correctness on visible and
+held-out shapes, performance, baselines, score); with ``--regrades`` 2 or more, each
+solution's worst shape spread across its re-grades against the precision targets. The engine's
+progress log of each grade lands beside its result (``.log``). Written to OUT/grade_cost.json
+after every grade; a grade already there is not run again, so a second call (a device call's
+deadline) goes on;
 ``--until EPOCH`` starts no grade that would end after it. ``--time-cap S`` grades a copy of
 each problem with ``time_cap_s: S`` (under OUT/problems), to see what a shorter sampling budget
 costs in precision.
