@@ -131,3 +131,25 @@ def test_the_round_is_timed_first_and_the_next_process_loads_while_it_is_recheck
     replies = [e for e in events if e[:3] == ("reply", "candidate", "time")]
     assert len(replies) == 6
     assert all("inputs" not in (reply[4] or {}) for reply in replies[2:])
+
+
+def test_the_starters_held_out_check_runs_beside_the_correctness_gates(events):
+    """Kernel-to-kernel problems: the reference process is asked for the starter's check once
+    the build gate passes, before the candidate's first correctness run, and its answer is
+    taken after the held-out gate."""
+    result = run_bounded(
+        evaluate,
+        TINY.parent / "tiny_tanh_triton",
+        RUNTIME / "kernel_honest.py",
+        device="cpu",
+        limits=Limits(**FAST_LIMITS),
+    )
+
+    assert result.verdict == Verdict.OK, result.reason
+    asked = [i for i, e in enumerate(events) if e[:3] == ("send", "reference", "starter_check")]
+    answered = [i for i, e in enumerate(events) if e[:3] == ("reply", "reference", "starter_check")]
+    runs = candidate_sends(events, "run")
+    compares = [i for i, e in enumerate(events) if e[0] == "compare"]
+    assert len(asked) == len(answered) == 1
+    assert asked[0] < runs[0] and answered[0] > compares[-1]
+    assert [s.starter_correct for s in result.shapes if s.set == "hidden"] == [True]
