@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,13 +24,10 @@ _type = type
 _Tensor = torch.Tensor
 _equal = torch.equal
 _save = tensor_file.save  # outputs
+_unlink = os.unlink
 _load = torch.load  # init and state
 _synchronize = torch.cuda.synchronize
 _perf_counter = timing._perf_counter  # captured before the solution is imported
-# Kept outputs of a round's timings wait on the device, up to this many bytes, until the parent
-# asks for them (`save_kept`, once the round's shapes are timed): writing them out leaves the
-# device idle for up to a second, after which the next shape would have to warm up again.
-UNSAVED_BYTES = 2 << 30
 
 
 class Candidate:
@@ -44,9 +42,6 @@ class Candidate:
         self.launches = launches.install()
         # Where the current request's time went, for the progress log's detail (its word only).
         self.phases: dict[str, float] = {}
-        # Kept outputs of timings not written yet (`save_kept`), and their bytes.
-        self.unsaved: list[tuple[list, str]] = []
-        self.unsaved_bytes = 0
 
     def accounted(self, handler):
         """`handler` with its reply saying where its time went (model, inputs, calls, save)."""
@@ -112,25 +107,16 @@ class Candidate:
             )
         type_errors: list[str] = []
         kept = [
-            (base, call, _owned(_plain_outputs(out, base, type_errors)))
-            for base, call, out in samples.kept
+            (base, call, _plain_outputs(out, base, type_errors)) for base, call, out in samples.kept
         ]
-        self.unsaved.append((kept, request["out"]))
-        self.unsaved_bytes += sum(o.nbytes for _, _, outs in kept for o in outs if o is not None)
-        if self.unsaved_bytes > UNSAVED_BYTES:
-            self._save_kept()
-        return {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
-
-    def save_kept(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Write the kept outputs of the timings since the last save to their files."""
-        self._save_kept()
-        return _integrity()
-
-    def _save_kept(self) -> None:
         with self._phase("save"):
-            for kept, out in self.unsaved:
-                _save(kept, out)
-        self.unsaved, self.unsaved_bytes = [], 0
+            # A new file, written before any more of the solution's code runs: the parent moves
+            # it out of this folder on the reply, and a file the solution opened earlier under
+            # this name stays the solution's own.
+            with contextlib.suppress(FileNotFoundError):
+                _unlink(request["out"])
+            _save(kept, request["out"])
+        return {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
 
     def profile(self, request: dict[str, Any]) -> dict[str, Any]:
         """The kernels each of a few more calls ran, on inputs varied like the timed calls'.
@@ -209,12 +195,6 @@ def _plain_outputs(out: Any, index: int, type_errors: list[str]) -> list[Any]:
     return plain
 
 
-def _owned(outputs: list[Any]) -> list[Any]:
-    """Copies of a kept call's outputs, which wait to be saved while later shapes run: a
-    solution may hand back views of a buffer it reuses for every shape."""
-    return [None if o is None else o.clone() for o in outputs]
-
-
 def _same(after: Any, before: Any) -> bool:
     if isinstance(before, _Tensor):
         return _type(after) is _Tensor and after.shape == before.shape and _equal(after, before)
@@ -237,6 +217,5 @@ def main() -> None:
         "time": candidate.accounted(candidate.time),
         "profile": candidate.accounted(candidate.profile),
         "load": candidate.accounted(candidate.load),
-        "save_kept": candidate.accounted(candidate.save_kept),
     }
     protocol.serve(handlers, reply_fd)

@@ -323,6 +323,8 @@ class Grading:
         bound = self._outputs_bound(plan, len(plan.seeds))  # the engine's file: not in the try
         try:
             saved = tensor_file.load(out, self.device, untrusted=True, max_bytes=bound)
+        except torch.OutOfMemoryError:  # the device is shared with the candidate: the engine's
+            raise
         except Exception as exc:  # anything unreadable is the candidate's failure
             comparison.fail(f"outputs could not be read as plain tensors ({type(exc).__name__})")
             return comparison
@@ -406,8 +408,8 @@ class Grading:
         message = {"op": "starter_check", "device": self.device, "shapes": shapes}
         try:
             self._starter_check = (self.oracle.send(message), plans)
-        except WorkerError as exc:
-            raise self._reference_failure(exc) from None
+        except WorkerError as exc:  # said where the check's answer is taken
+            self._starter_answers = self._reference_failure(exc)
 
     def compare_with_starter(self) -> None:
         """Whether the starter is right on each held-out shape run here, and the run's quadrant
@@ -449,7 +451,7 @@ class Grading:
             return
         (ticket, plans), self._starter_check = self._starter_check, None
         try:
-            reply = self._reference_reply(ticket, PREPARE_TIMEOUT_S)
+            reply = self._reference_reply(ticket, PREPARE_TIMEOUT_S * len(plans))
         except GateFailure as failure:
             self._starter_answers = failure
             return
@@ -518,7 +520,9 @@ class Grading:
         does other work (the last round's re-checks): a fresh process would otherwise read them
         shape by shape between its timings. Its reply is taken before the next request."""
         message = {"op": "load", "inputs": [str(self.inputs_file(plan)) for plan in plans]}
-        self._preload = (self.send_candidate(message, plans[0]), plans[0])
+        # A failure names a held-out shape where one is loaded, so its error stays withheld.
+        named = next((plan for plan in plans if plan.set == "hidden"), plans[0])
+        self._preload = (self.send_candidate(message, named), named)
 
     def _collect_preload(self) -> None:
         if self._preload is not None:

@@ -6,7 +6,9 @@ results, run folder and processes).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import secrets
 import statistics
 import time
@@ -56,9 +58,11 @@ COMPUTE_WARMUP_S = 0.5
 # (a round's shapes run back to back, re-checked after) warms up for the base 0.1 s only
 # (runners.timing.Settings.busy_gap_s): the device did not idle long enough for its clock to
 # rise. On an H200 a bf16 GEMM's first calls after 5 ms idle ran at the busy pace, after 20 ms
-# 4 % faster, after 50 ms 13 % faster (`bench/warmup_gap.py`); fp8_gemm's shapes followed each
-# other 2-5 ms apart, and its performance gate took 46 s instead of 67 (docs/benchmarks.md,
-# "Cost of a grade", Session 48).
+# 4 % faster, after 50 ms 13 % faster (`bench/warmup_gap.py`). In a trial whose candidate held
+# its kept outputs until the round's end, fp8_gemm's shapes followed each other 2-5 ms apart and
+# its performance gate took 46 s instead of 67 (docs/benchmarks.md, "Cost of a grade", Session
+# 48); each shape now writes its kept outputs before the next starts, and the gap says which
+# warm-up it takes.
 COMPUTE_BUSY_GAP_S = 0.01
 # Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
 SPREAD_BYTES = 2 * 2**30
@@ -183,14 +187,14 @@ class Performance:
         varied = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
         # The round's shapes are timed back to back and re-checked after: the re-check runs
         # the reference on the same device, and each shape timed behind an idle device would
-        # have to warm up again (runners.timing.Settings.busy_warmup_s).
+        # have to warm up again (runners.timing.Settings.busy_warmup_s). Each shape's kept
+        # outputs leave the candidate's folder as its reply comes (`_take_kept`).
         timed = []
         for plan in plans:
             reply, problems = self._ask_timing(plan, varied, gate)
             if problems and not scoring.disturbed_only(problems):
                 self._reject(plan, problems)
             timed.append((plan, reply, problems))
-        self._save_kept(plans[-1])
         if index + 1 < self.base_rounds:  # a later round's shapes are known only after these
             # The next round's process reads its inputs while this round's are re-checked.
             self._restart(gate)
@@ -240,7 +244,6 @@ class Performance:
         again = dataclasses.replace(settings, vary_seed=secrets.randbits(48))
         before = len(samples[plan.id])
         reply, problems = self._ask_timing(plan, again, gate)
-        self._save_kept(plan)
         problems += self._settle(plan, reply, again, samples[plan.id], gate)
         timed = len(samples[plan.id]) > before  # a malformed reply adds no round
         if timed and statistics.median(disturbed) > statistics.median(samples[plan.id][-1]):
@@ -308,10 +311,13 @@ class Performance:
         return any(isinstance(f, dict) and f.get("rule") in IDLE_START_FLAGS for f in flags)
 
     def _timed_file(self, plan: ShapePlan) -> Path:
-        # The same file every round: the next round's process writes over it in place, reusing
-        # its memory (runners.tensor_file.save). What is in it is the candidate's either way, and
-        # only outputs right for this round's seed pass the re-check.
+        """Where the candidate writes a timing's kept outputs (a new file each time)."""
         return self.grading.folder.cand / f"timed_{plan.id}.tensors"
+
+    def _kept_file(self, plan: ShapePlan) -> Path:
+        """Where they wait for their re-check: out of the candidate's folder, before the next
+        request runs any more of its code (the next shape's model, a fresh process)."""
+        return self.grading.folder.kept / f"timed_{plan.id}.tensors"
 
     def _ask_timing(
         self, plan: ShapePlan, settings: Settings, gate: GateResult
@@ -323,6 +329,7 @@ class Performance:
         started = time.monotonic()
         timeout_s = settings.cap_s + self.grading.limits.timing_margin_s
         reply = self.grading.ask_candidate(message, timeout_s, Verdict.RUNTIME_ERROR, plan)
+        self._take_kept(plan)
         problems = scoring.timing_problems(reply, time.monotonic() - started)
         if not scoring.well_formed(reply):
             return reply, problems  # nothing to summarize: the problems name the malformed reply
@@ -342,11 +349,13 @@ class Performance:
         )
         return reply, problems
 
-    def _save_kept(self, plan: ShapePlan) -> None:
-        """Have the candidate write the kept outputs of its timings since the last save (each
-        shape's `_timed_file`); `plan` names a failure."""
-        message = {"op": "save_kept"}
-        self.grading.ask_candidate(message, self.grading.limits.step_s, Verdict.RUNTIME_ERROR, plan)
+    def _take_kept(self, plan: ShapePlan) -> None:
+        """Move the kept outputs out of the candidate's folder (a file it did not write is
+        left for the re-check to find missing: the candidate's failure)."""
+        kept = self._kept_file(plan)
+        kept.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(self._timed_file(plan), kept)
 
     def _settle(
         self,
@@ -361,9 +370,7 @@ class Performance:
         if not scoring.well_formed(reply):
             return []  # `_ask_timing` named it
         started = time.monotonic()
-        recheck = self.grading.recheck_timed(
-            plan, reply, self._timed_file(plan), settings.vary_seed
-        )
+        recheck = self.grading.recheck_timed(plan, reply, self._kept_file(plan), settings.vary_seed)
         progress.info("re-checked %s in %.1f s", plan.name, time.monotonic() - started)
         problems = []
         if not recheck.correct:

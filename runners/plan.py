@@ -95,7 +95,9 @@ def shape_file(kind: str, shape_id: str) -> str:
 
 class RunFolder:
     """root (0711) holds in/ (inputs the candidate may read), ref/ (expected outputs, root only),
-    cand/ (the candidate's private working directory) and harness/ (the engine code it runs)."""
+    cand/ (the candidate's private working directory), kept/ (the candidate's timed outputs,
+    moved there from cand/ for their re-check, root only) and harness/ (the engine code it
+    runs)."""
 
     def __init__(self, *, uid: int, sandboxed: bool):
         base = SHARED_MEMORY if _roomy(SHARED_MEMORY) else None
@@ -105,6 +107,7 @@ class RunFolder:
         self.ref_dir = self._mkdir("ref", 0o700)
         self.cand = self._mkdir("cand", 0o700)
         self.oracle_home = self._mkdir("oracle", 0o700)
+        self.kept = self._mkdir("kept", 0o700)
         if sandboxed:
             os.chown(self.cand, uid, uid)
         self.harness = self._copy_harness()

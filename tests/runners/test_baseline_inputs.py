@@ -31,16 +31,28 @@ def test_a_shapes_inputs_are_read_once_for_all_its_baselines(tmp_path, monkeypat
     assert torch.equal(first[1][0], torch.arange(16, dtype=torch.float32))
 
 
-def test_the_inputs_held_stay_within_their_bytes_oldest_let_go_first(tmp_path, monkeypatch):
+def test_the_inputs_held_stay_within_their_bytes_the_first_shapes_kept(tmp_path, monkeypatch):
+    """The baselines go kind by kind over the shapes: what is kept stays, so the shapes that fit
+    are read once for every kind, and the others each time."""
     monkeypatch.setattr(oracle, "BASELINE_INPUT_BYTES", 1100)  # each file below: 2 x 256 B
+    reads = []
+    load = tensor_file.load
+
+    def counted(path, device, **kwargs):
+        reads.append(path)
+        return load(path, device, **kwargs)
+
+    monkeypatch.setattr(tensor_file, "load", counted)
     made = oracle.Oracle()
     one, two, three = (input_file(tmp_path, name, 64) for name in ("one", "two", "three"))
-    for path in (one, two, three):
-        made._baseline_bases(path, "cpu")
-    assert list(made._baseline_inputs) == [two, three]
+    for _kind in range(3):
+        for path in (one, two, three):
+            made._baseline_bases(path, "cpu")
+    assert list(made._baseline_inputs) == [one, two]
+    assert (reads.count(one), reads.count(two), reads.count(three)) == (1, 1, 3)
     huge = input_file(tmp_path, "huge", 1024)  # larger than the whole budget: read, not held
     assert len(made._baseline_bases(huge, "cpu")) == 2
-    assert list(made._baseline_inputs) == []
+    assert list(made._baseline_inputs) == [one, two]
 
 
 def test_a_roofline_baseline_samples_for_one_rounds_share_and_a_speedup_one_for_the_cap(

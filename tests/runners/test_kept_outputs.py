@@ -1,14 +1,12 @@
-"""The candidate process keeps a round's timed outputs on the device and writes them when the
-parent asks (`save_kept`), once every shape of the round is timed; past UNSAVED_BYTES it writes
-them at once. What it writes passes the reference's re-check. add_rmsnorm's smoke shape on the
-CPU, the candidate and the reference process in this one (the reference module as solution)."""
+"""A timing's kept outputs go to a new file, written before any more of the solution's code
+runs, and the parent moves it out of the candidate's folder as the reply comes: whatever the
+solution opened earlier under that name, or runs later (the next shape's model, a fresh
+process), cannot reach what is re-checked. add_rmsnorm's smoke shape on the CPU, the candidate
+and the reference process in this one (the reference module as the solution)."""
 
-import json
-from dataclasses import replace
-from pathlib import Path
+import os
 
 import pytest
-import torch
 
 from runners import child, timing
 from runners.oracle import Oracle
@@ -21,10 +19,7 @@ SEED = 77
 
 @pytest.fixture
 def graded(tmp_path):
-    """A prepared reference (two shapes: the smoke one and a held-out twin) and a candidate
-    process's handlers running the reference module as the solution."""
     plan = plan_shapes(PROBLEM, "cpu")[0][0]
-    twin = replace(plan, set="hidden")
     in_dir, ref_dir, cand = tmp_path / "in", tmp_path / "ref", tmp_path / "cand"
     for folder in (in_dir, ref_dir, cand):
         folder.mkdir()
@@ -33,95 +28,41 @@ def graded(tmp_path):
         {
             "problem_dir": str(PROBLEM.path),
             "device": "cpu",
-            "shapes": [plan.message(), twin.message()],
+            "shapes": [plan.message()],
             "in_dir": str(in_dir),
             "ref_dir": str(ref_dir),
         }
     )
+    request = {
+        "init": str(in_dir / shape_file("init", plan.id)),
+        "state": str(in_dir / shape_file("state", plan.id)),
+        "inputs": str(in_dir / shape_file("inputs", plan.id)),
+        "out": str(cand / f"timed_{plan.id}.tensors"),
+    }
     candidate = child.Candidate(PROBLEM.path / "reference.py", "cpu")
-
-    def files(shape) -> dict:
-        return {
-            "init": str(in_dir / shape_file("init", shape.id)),
-            "state": str(in_dir / shape_file("state", shape.id)),
-            "inputs": str(in_dir / shape_file("inputs", shape.id)),
-            "out": str(cand / f"timed_{shape.id}.tensors"),
-        }
-
-    candidate.build(files(plan))
-    return oracle, candidate, files, (plan, twin)
+    candidate.build(request)
+    return oracle, candidate, plan, request
 
 
-def time(candidate, request: dict) -> dict:
-    settings = timing.Settings(warmup=1, min_samples=4, max_samples=8, vary_seed=SEED)
-    return candidate.time({**request, "settings": settings.__dict__})
-
-
-def rechecked(oracle, shape, request: dict) -> dict:
-    reply = oracle.recheck(
+def test_a_file_the_solution_held_open_under_the_name_is_not_the_one_rechecked(graded):
+    oracle, candidate, plan, request = graded
+    # The solution opened the name earlier (it owns the folder) to write there after the timing.
+    with open(request["out"], "wb+") as held:
+        settings = timing.Settings(warmup=1, min_samples=4, max_samples=8, vary_seed=SEED)
+        reply = candidate.time({**request, "settings": settings.__dict__})
+        assert reply["event_ms"] and reply["type_errors"] == []
+        assert os.fstat(held.fileno()).st_ino != os.stat(request["out"]).st_ino
+        held.write(b"forged outputs")
+        held.flush()
+    comparison = oracle.recheck(
         {
-            "shape": shape.message(),
+            "shape": plan.message(),
             "device": "cpu",
             "inputs": request["inputs"],
             "seed": SEED,
             "kept": request["out"],
             "max_bytes": 1 << 30,
-            "tolerances": [PROBLEM.tolerance_for(d) for d in shape.dists],
+            "tolerances": [PROBLEM.tolerance_for(d) for d in plan.dists],
         }
-    )
-    return json.loads(json.dumps(reply["comparison"]))
-
-
-def test_a_rounds_kept_outputs_are_written_when_the_parent_asks(graded):
-    oracle, candidate, files, shapes = graded
-    requests = [files(shape) for shape in shapes]
-    for request in requests:
-        reply = time(candidate, request)
-        assert reply["event_ms"] and reply["type_errors"] == []
-    # Both shapes timed, nothing written yet: the device would idle while it is.
-    assert not any(Path(request["out"]).exists() for request in requests)
-    assert candidate.unsaved_bytes > 0
-
-    candidate.save_kept({})
-    assert candidate.unsaved == [] and candidate.unsaved_bytes == 0
-    for shape, request in zip(shapes, requests, strict=True):
-        assert Path(request["out"]).exists()
-        comparison = rechecked(oracle, shape, request)
-        assert comparison["correct"], comparison
-
-
-def test_kept_outputs_past_the_bytes_held_are_written_at_once(graded, monkeypatch):
-    oracle, candidate, files, (plan, _) = graded
-    monkeypatch.setattr(child, "UNSAVED_BYTES", 0)
-    request = files(plan)
-    time(candidate, request)
-    assert Path(request["out"]).exists() and candidate.unsaved == []
-    assert rechecked(oracle, plan, request)["correct"]
-
-
-def test_the_kept_outputs_are_copies_of_what_the_module_returned(graded, monkeypatch):
-    """A solution may hand back views of a buffer it reuses for the next shape: what waits to be
-    written is the candidate's own copy."""
-    _, candidate, files, (plan, _) = graded
-    measured = []
-    measure = timing.measure
-
-    def recorded(*args, **kwargs):
-        measured.append(measure(*args, **kwargs))
-        return measured[-1]
-
-    monkeypatch.setattr(child.timing, "measure", recorded)
-    time(candidate, files(plan))
-    ((kept, _),) = candidate.unsaved
-    waiting = [o for _, _, outputs in kept for o in outputs]
-    before = [o.clone() for o in waiting]
-    returned = [
-        o
-        for _, _, out in measured[0].kept
-        for o in (out if isinstance(out, tuple | list) else [out])
-    ]
-    assert len(returned) == len(waiting) > 0
-    for output in returned:  # the module's buffers overwritten, as the next shape's calls would
-        output.zero_()
-    assert all(torch.equal(w, b) for w, b in zip(waiting, before, strict=True))
-    assert not any(torch.equal(w, torch.zeros_like(w)) for w in waiting)
+    )["comparison"]
+    assert comparison["correct"], comparison

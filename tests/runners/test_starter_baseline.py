@@ -80,7 +80,8 @@ def test_an_honest_kernel_is_timed_against_its_starter_and_passes_with_it():
         assert shape.baseline_library is None  # the CPU times eager (and the starter) only
     assert all(s.starter_correct is True and s.correct for s in hidden)
     assert result.starter == StarterComparison(True, "both_pass", 1.0)
-    assert result.cost["starter_check_s"] >= 0  # what the grade waited beyond correctness
+    # What the grade waited for it after the held-out gate: it ran beside the correctness gates.
+    assert "starter_check_s" in result.cost
 
 
 def test_a_kernel_special_cased_to_the_visible_shapes_is_a_regression():
