@@ -3,6 +3,7 @@ for all its kinds, and on a roofline a baseline samples for one round's share of
 
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from runners import oracle, performance, tensor_file
@@ -14,15 +15,21 @@ def input_file(tmp_path, name: str, elements: int) -> str:
     return str(path)
 
 
-def test_a_shapes_inputs_are_read_once_for_all_its_baselines(tmp_path, monkeypatch):
-    reads = []
+@pytest.fixture
+def reads(monkeypatch) -> list[str]:
+    """The files the reference reads, in order."""
+    seen = []
     load = tensor_file.load
 
     def counted(path, device, **kwargs):
-        reads.append(path)
+        seen.append(path)
         return load(path, device, **kwargs)
 
     monkeypatch.setattr(tensor_file, "load", counted)
+    return seen
+
+
+def test_a_shapes_inputs_are_read_once_for_all_its_baselines(tmp_path, reads):
     made = oracle.Oracle()
     small = input_file(tmp_path, "small", 16)
     first = made._baseline_bases(small, "cpu")
@@ -31,18 +38,12 @@ def test_a_shapes_inputs_are_read_once_for_all_its_baselines(tmp_path, monkeypat
     assert torch.equal(first[1][0], torch.arange(16, dtype=torch.float32))
 
 
-def test_the_inputs_held_stay_within_their_bytes_the_first_shapes_kept(tmp_path, monkeypatch):
+def test_the_inputs_held_stay_within_their_bytes_the_first_shapes_kept(
+    tmp_path, monkeypatch, reads
+):
     """The baselines go kind by kind over the shapes: what is kept stays, so the shapes that fit
     are read once for every kind, and the others each time."""
     monkeypatch.setattr(oracle, "BASELINE_INPUT_BYTES", 1100)  # each file below: 2 x 256 B
-    reads = []
-    load = tensor_file.load
-
-    def counted(path, device, **kwargs):
-        reads.append(path)
-        return load(path, device, **kwargs)
-
-    monkeypatch.setattr(tensor_file, "load", counted)
     made = oracle.Oracle()
     one, two, three = (input_file(tmp_path, name, 64) for name in ("one", "two", "three"))
     for _kind in range(3):
