@@ -91,25 +91,34 @@ class Worker:
         os.close(write_fd)
         self.reply_fd = read_fd
         self.buffer = b""
+        self._waiting: str | None = None  # the nonce of a request whose reply is not taken yet
 
     def request(self, message: dict[str, Any], *, timeout_s: float) -> dict[str, Any]:
         return self.receive(self.send(message), timeout_s=timeout_s)
 
     def send(self, message: dict[str, Any]) -> tuple[str, str, float]:
         """Send a request without waiting; `receive` takes the ticket this returns. The child
-        answers its requests in order: each must be received before the next is sent."""
+        answers its requests in order: each must be received before the next is sent, or the
+        next reply would read as forged and kill the child (so sending early is the engine's
+        error, raised here)."""
+        if self._waiting is not None:
+            raise RuntimeError("a request was sent before the last one's reply was taken")
         nonce = secrets.token_hex(16)
         try:
             self.proc.stdin.write(json.dumps({**message, "nonce": nonce}).encode() + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._raise_died()
+        self._waiting = nonce
         return nonce, str(message.get("op")), time.monotonic()
 
     def receive(self, ticket: tuple[str, str, float], *, timeout_s: float) -> dict[str, Any]:
         """The reply to a request `send` sent, within `timeout_s` from now."""
         nonce, op, sent = ticket
-        reply = self._read_reply(time.monotonic() + timeout_s)
+        try:
+            reply = self._read_reply(time.monotonic() + timeout_s)
+        finally:
+            self._waiting = None
         if reply.pop("nonce", None) != nonce:
             self.kill()
             raise WorkerError(

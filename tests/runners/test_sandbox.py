@@ -149,3 +149,24 @@ def test_crashing_candidate_ends_in_crashed_while_the_parent_survives(solution):
     assert result.verdict == Verdict.CRASHED
     assert "SIGABRT" in result.reason or "SIGSEGV" in result.reason
     assert (RUNTIME / f"{solution}.py").is_file()
+
+
+def test_a_request_sent_before_the_last_reply_was_taken_is_the_engines_error(tmp_path):
+    """The child answers in order: a second request before the first reply is taken would have
+    the first reply read as forged (the child killed, the candidate blamed)."""
+    script = "import sys, time; sys.stdin.readline(); time.sleep(99)"
+    worker = Worker(
+        [sys.executable, "-I", "-c", script],
+        env=sandbox.child_env(tmp_path, device="cpu"),
+        cwd=tmp_path,
+        log_path=tmp_path / "log",
+    )
+    try:
+        ticket = worker.send({"op": "first"})
+        with pytest.raises(RuntimeError, match="before the last one's reply was taken"):
+            worker.send({"op": "second"})
+        with pytest.raises(WorkerTimeout):
+            worker.receive(ticket, timeout_s=0.3)
+        assert worker._waiting is None  # taken, if as a timeout: the next request may go
+    finally:
+        worker.close()
