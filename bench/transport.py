@@ -1,5 +1,6 @@
 """What moving a grade's outputs between processes costs: torch.save and torch.load against
-runners.tensor_file, for two tensors of --gib GiB each (a shape's two kept timed calls).
+runners.tensor_file (its threads, and one), for two tensors of --gib GiB each (a shape's two kept
+timed calls).
 
     python bench/transport.py                      # CUDA, 2 x 1 GiB, files in /dev/shm
     python bench/transport.py --device cpu --gib 0.25
@@ -51,10 +52,16 @@ def main() -> None:
             ("torch.load (read whole)", lambda: torch.load(archive, map_location=args.device)),
             ("torch.load (mmap)", lambda: torch.load(archive, map_location=args.device, mmap=True)),
             ("tensor_file.save", lambda: tensor_file.save(kept, raw)),
+            ("tensor_file.save, a new file", lambda: _save_new(kept, raw)),
+            ("tensor_file.save, one thread", lambda: _one_thread(tensor_file.save, kept, raw)),
             ("tensor_file.load", lambda: tensor_file.load(raw, args.device, untrusted=True)),
             (
                 "tensor_file.load, one of two",
                 lambda: tensor_file.load(raw, args.device, select=[1]),
+            ),
+            (
+                "tensor_file.load, one thread",
+                lambda: _one_thread(tensor_file.load, raw, args.device, untrusted=True),
             ),
             ("compare one tensor (runners.compare)", lambda: _compare(first)),
         ]
@@ -63,6 +70,25 @@ def main() -> None:
             print(f"{name:40} {figures[name]:8.3f} s", flush=True)
     if args.json:
         args.json.write_text(json.dumps({"device": _device_name(args.device), **figures}, indent=1))
+
+
+def _save_new(value: object, path: Path) -> None:
+    """As the candidate writes each timing's kept outputs: a new file, its pages allocated."""
+    path.unlink(missing_ok=True)
+    tensor_file.save(value, path)
+
+
+def _one_thread(step: Callable[..., object], *args: object, **kwargs: object) -> object:
+    """`step` with tensor_file's chunks moved one at a time (as before session 49)."""
+    threads = tensor_file.IO_THREADS
+    tensor_file.IO_THREADS = 1
+    pool, tensor_file._pool = tensor_file._pool, None
+    try:
+        return step(*args, **kwargs)
+    finally:
+        if tensor_file._pool is not None:
+            tensor_file._pool.shutdown()
+        tensor_file.IO_THREADS, tensor_file._pool = threads, pool
 
 
 def _compare(tensor: torch.Tensor) -> Comparison:

@@ -7,11 +7,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from runners import ENGINE_VERSION, progress, sandbox
-from runners.gates import GateFailure, Grading
-from runners.performance import Performance
+from runners import ENGINE_VERSION, processes, progress, sandbox
 from runners.problem import Problem, ProblemError, load_problem
-from runners.schema import GATE_NAMES, EvaluationResult, GateResult, Verdict
+from runners.schema import GATE_NAMES, EvaluationResult, GateFailure, GateResult, Verdict
 from runners.solution_files import SolutionFiles, SolutionFilesError, read_solution
 from runners.static_check import check_native_file, check_source
 
@@ -73,16 +71,25 @@ def _grade(
     elif not _run_gate(result, "static", lambda gate: _static_files(problem, files, gate)):
         _skip_from(result, "build")
         return
-    grading = Grading(
-        problem,
-        solution,
-        result,
-        device=device,
-        baselines=baselines,
-        limits=limits or sandbox.Limits(),
-    )
-    performance = Performance(grading)
+    limits = limits or sandbox.Limits()
+    # The children start before the parent imports torch (runners.processes): the gates' modules
+    # import it, and the grading sets up the device.
+    started = processes.start(problem, solution, device, limits)
+    grading = None
     try:
+        from runners.gates import Grading
+        from runners.performance import Performance
+
+        grading = Grading(
+            problem,
+            solution,
+            result,
+            device=device,
+            baselines=baselines,
+            limits=limits,
+            started=started,
+        )
+        performance = Performance(grading)
         steps = {
             "build": grading.build,
             "correct_visible": grading.correct_visible,
@@ -100,7 +107,7 @@ def _grade(
                 _skip_from(result, _next_gate(name))
                 return
     finally:
-        grading.close()
+        (grading or started).close()
 
 
 def _refuse_files(result: EvaluationResult, error: SolutionFilesError) -> None:

@@ -6,10 +6,7 @@ two processes); `runners.performance` times and scores what these gates passed.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import stat
 import sys
 import threading
 import time
@@ -22,6 +19,7 @@ import torch
 from runners import (
     environment,
     hardware,
+    processes,
     progress,
     reference_cache,
     sandbox,
@@ -30,10 +28,17 @@ from runners import (
     timing,
 )
 from runners.compare import Comparison, compare_call, release_device_memory
-from runners.plan import RunFolder, ShapePlan, masked_paths, plan_shapes, shape_file
+from runners.plan import ShapePlan, plan_shapes, shape_file
 from runners.problem import STARTER_CATEGORIES, Problem
-from runners.schema import EvaluationResult, GateResult, ShapeResult, Verdict, baseline_key
-from runners.solution_files import MAX_SIDECAR_BYTES, SOLUTION_NAME, SolutionFiles, read_solution
+from runners.schema import (
+    EvaluationResult,
+    GateFailure,
+    GateResult,
+    ShapeResult,
+    Verdict,
+    baseline_key,
+)
+from runners.solution_files import read_solution
 from runners.workers import Worker, WorkerDied, WorkerError, WorkerTimeout
 
 PREPARE_TIMEOUT_S = 900.0
@@ -49,12 +54,6 @@ def _listed(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-class GateFailure(Exception):
-    def __init__(self, verdict: str, reason: str, details: dict[str, Any] | None = None):
-        super().__init__(reason)
-        self.verdict, self.reason, self.details = verdict, reason, details or {}
-
-
 class Grading:
     def __init__(
         self,
@@ -65,9 +64,19 @@ class Grading:
         device: str,
         baselines: dict[str, Any],
         limits: sandbox.Limits,
+        started: processes.Started,
     ):
+        """`started`: the run folder and processes `runners.processes.start` made for this
+        grade; they are this grading's to close from here on."""
         self.problem, self.solution, self.result = problem, solution, result
         self.device, self.cached, self.limits = device, baselines, limits
+        self.folder = started.folder
+        self._sandboxed = started.sandboxed
+        self._graded_files = started.graded_files
+        self.oracle: Worker | None = started.oracle
+        self.candidate: Worker | None = started.candidate
+        self._candidate_command = started.candidate_command
+        result.isolation = started.isolation
         self.visible, self.hidden = plan_shapes(problem, device)
         self.shapes = {plan.id: _shape_result(plan) for plan in self.visible + self.hidden}
         result.shapes = list(self.shapes.values())
@@ -79,13 +88,8 @@ class Grading:
             shape.baseline_key = baseline_key(
                 problem.version, shape.params, model, torch.__version__, timing.PROTOCOL
             )
-        self.folder: RunFolder | None = None
-        self.oracle: Worker | None = None
-        self.candidate: Worker | None = None
         self._spare: Worker | None = None  # the next candidate process, started ahead
-        self._sandboxed = False
         self._caching: threading.Thread | None = None  # the copy into the reference cache
-        self._candidate_command: tuple[list[str], Any] | None = None
         self.has_library = False  # whether reference.py has a Library line (the prepare reply)
         self._preload: tuple | None = None  # (ticket, plan) of a load the candidate is doing
         # The starter's check the reference process runs beside the correctness gates
@@ -95,7 +99,6 @@ class Grading:
 
     # -- build ---------------------------------------------------------------------------
     def build(self, gate: GateResult) -> None:
-        self._start_workers()
         started = time.perf_counter()
         cached = self._prepare_references()
         self.result.cost["reference_s"] = round(time.perf_counter() - started, 3)
@@ -119,7 +122,9 @@ class Grading:
         plans = self.visible + self.hidden
         # Without a sandbox the candidate has the parent's uid and could write into the cache
         # itself, for every later grade: such a grade neither reads nor writes it.
-        cache = reference_cache.ReferenceCache.under(_cache_home()) if self._sandboxed else None
+        cache = None
+        if self._sandboxed:
+            cache = reference_cache.ReferenceCache.under(processes.cache_home())
         software = {
             key: self.result.environment.get(key) for key in ("gpu", "cpu", "torch", "cuda")
         }
@@ -171,41 +176,11 @@ class Grading:
             self._caching.join()
             self._caching = None
 
-    def _start_workers(self) -> None:
-        uid = sandbox.sandbox_uid()
-        caps = sandbox.probe()
-        self._sandboxed = caps.namespaces and caps.setpriv
-        self.folder = folder = RunFolder(uid=uid, sandboxed=self._sandboxed)
-        solution = folder.add_solution(self.solution, self.problem)
-        self._graded_files = _file_digests(solution.parent, read_solution(self.solution))
-        oracle_env = sandbox.child_env(_cache_home(), device=self.device)
-        self.oracle = Worker(
-            sandbox.python_argv(folder.harness, "runners.oracle"),
-            env=oracle_env,
-            cwd=folder.oracle_home,
-            log_path=folder.root / "reference.log",
-        )
-        inner = sandbox.python_argv(folder.harness, "runners.child")
-        inner += ["--solution", str(solution), "--device", self.device]
-        argv, isolation, preexec = sandbox.candidate_command(
-            inner, limits=self.limits, uid=uid, masked=masked_paths(self.problem)
-        )
-        self.result.isolation = isolation
-        self._candidate_command = argv, preexec
-        self._start_candidate()
-
     def _start_candidate(self) -> None:
         self.candidate = self._new_candidate()
 
     def _new_candidate(self) -> Worker:
-        argv, preexec = self._candidate_command
-        return Worker(
-            argv,
-            env=sandbox.child_env(self.folder.cand, device=self.device),
-            cwd=self.folder.cand,
-            log_path=self.folder.root / "candidate.log",
-            preexec_fn=preexec,
-        )
+        return processes.new_candidate(self._candidate_command, self.folder, self.device)
 
     def prestart_candidate(self) -> None:
         """Start the process the next restart will use, while this one works: it starts the
@@ -237,7 +212,7 @@ class Grading:
         rewrite solution.py or a sidecar: a fresh process would then import code the static gate
         never read. Each restart first checks the files are the ones graded, and so does the
         end of the timing."""
-        now = _file_digests(self.folder.cand, read_solution(self.solution))
+        now = processes.file_digests(self.folder.cand, read_solution(self.solution))
         changed = [name for name, digest in self._graded_files.items() if now[name] != digest]
         if changed:
             raise GateFailure(
@@ -576,28 +551,6 @@ class Grading:
                     self.folder.remove()
 
 
-def _file_digests(folder: Path, files: SolutionFiles) -> dict[str, str | None]:
-    """sha256 of solution.py and each sidecar as they are in `folder` (None: gone)."""
-    digests = {}
-    for name in (SOLUTION_NAME, *files.sidecars):
-        try:
-            digests[name] = _regular_file_digest(folder / name)
-        except OSError:
-            digests[name] = None
-    return digests
-
-
-def _regular_file_digest(path: Path) -> str | None:
-    """The candidate owns the folder: a link or a FIFO in place of the file is a change (read,
-    it could hang the parent or fill its memory), as is a file grown past the upload limit."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIDECAR_BYTES:
-            return None
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def _shape_result(plan: ShapePlan) -> ShapeResult:
     return ShapeResult(set=plan.set, index=plan.index, params=dict(plan.params), case=plan.case)
 
@@ -630,10 +583,3 @@ def _death_verdict(died: WorkerDied, plan: ShapePlan) -> tuple[str, str]:
 def _without_sizes(error: str) -> str:
     """A held-out shape's error with its parenthesised sizes removed."""
     return re.sub(r"\([^)]*\)", "(...)", error)
-
-
-def _cache_home() -> Path:
-    """Where the reference process keeps compile caches between gradings (trusted code only)."""
-    home = Path(os.environ.get("KERNEL_ARENA_CACHE", Path.home() / ".cache" / "kernel-arena"))
-    home.mkdir(parents=True, exist_ok=True)
-    return home

@@ -67,9 +67,14 @@ COMPUTE_BUSY_GAP_S = 0.01
 # Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
 SPREAD_BYTES = 2 * 2**30
 # Each shape is timed in this many rounds, one after another over all shapes, each round with a
-# share of the shape's time cap: a slow episode (late launches adding microseconds to every call
-# for seconds, seen on the H100) falls in one round, which `scoring.round_center` leaves out.
-TIMING_ROUNDS = {"cuda": 3, "cpu": 1}
+# share of the shape's time cap, in a process of its own. Two are the fewest that say whether a
+# shape's time holds across processes: where they disagree beyond `scoring.SETTLED_ERROR`, the
+# shape takes more rounds (MORE_ROUNDS). A slow episode (late launches adding microseconds to
+# every call for seconds, seen on the H100) puts one round 2-3x off, so the shape takes a third,
+# and `scoring.round_center` leaves the odd one out. A memory-bound round of softmax costs about
+# 7 s, mostly moving its 1 GiB shape's data, 2.4 s of it measuring (docs/benchmarks.md, "Cost of
+# a grade", Session 49).
+TIMING_ROUNDS = {"cuda": 2, "cpu": 1}
 # Compute-bound problems (every regime but "memory") take more rounds on CUDA: an unlocked SM
 # clock sits on steps about 1.3 % apart for seconds, each round lands on one step or another, and
 # only the mean over more rounds reproduces (fp8_gemm over five grades, the worst shape of 50 us
@@ -297,11 +302,12 @@ class Performance:
 
     def _reference_settings(self) -> Settings:
         """A baseline's timing: on a roofline its time is a reference line beside the score, and
-        it samples for one round's share of the time cap, as each of the candidate's rounds does;
-        where scores are speedups over it, for the whole cap."""
+        it samples for the share of the time cap a round of a compute-bound candidate has (a
+        sixth: thousands of calls of a 100 us reference, dozens of a 4 ms one); where scores
+        are speedups over it, for the whole cap."""
         settings = self._settings()
         if self.problem.regime != "speedup":
-            settings.cap_s /= self._rounds()
+            settings.cap_s /= COMPUTE_ROUNDS
         return settings
 
     def _own_streams(self) -> bool:

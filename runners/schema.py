@@ -112,6 +112,14 @@ class GateResult:
         return cls(**_known_fields(cls, data))
 
 
+class GateFailure(Exception):
+    """A gate's failure: its verdict, its reason, and what the gate's details add."""
+
+    def __init__(self, verdict: str, reason: str, details: dict[str, Any] | None = None):
+        super().__init__(reason)
+        self.verdict, self.reason, self.details = verdict, reason, details or {}
+
+
 @dataclass
 class ShapeResult:
     set: str  # visible | hidden | smoke

@@ -4,8 +4,10 @@ Inputs, expected outputs and every output the candidate hands back cross between
 processes through files in shared memory, gigabytes a grade for the large shapes. torch.save
 first copies a CUDA tensor into fresh pageable memory, and torch.load reads a file whole before
 moving it: on an H200 host two 1 GiB outputs took 3.4 s to save and 2.0 s to load onto the GPU.
-Here a tensor's bytes go through a pinned buffer of CHUNK_BYTES (one per thread), in 1.0 s and
-0.55 s (docs/benchmarks.md, "Cost of a grade", Session 47; `bench/transport.py`).
+Here a tensor's bytes go in chunks of CHUNK_BYTES, IO_THREADS of them at once, each through a
+pinned buffer of its thread's: one thread took 1.0 s and 0.55 s, most of it copying pages into
+and out of shared memory, which one core does at 2-4 GB/s (docs/benchmarks.md, "Cost of a grade",
+Sessions 47 and 49; `bench/transport.py`).
 
 A file is MAGIC, the header's length (8 bytes, little-endian), the header, then each tensor's
 bytes at an offset aligned to ALIGN past the header. The header is JSON:
@@ -28,7 +30,8 @@ import os
 import stat
 import struct
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +40,11 @@ import torch
 MAGIC = b"ARENA-T1"
 MAX_HEADER_BYTES = 1 << 20
 ALIGN = 64
-CHUNK_BYTES = 64 << 20
+CHUNK_BYTES = 16 << 20
+# Chunks moved at once: each thread copies its chunk between the device and its pinned buffer
+# and between that buffer and the file's pages, and the kernel allocates a new file's pages per
+# thread, so a file of gigabytes is written and read at several cores' pace.
+IO_THREADS = 8
 # Every dtype torch has, but the quantized ones (their tensors are not plain bytes).
 DTYPES = {
     name: dtype
@@ -55,6 +62,8 @@ MAX_DIMS = 64
 # once (bench/deck_gpu.py grades four failing controls side by side in one process) mixes their
 # chunks, and a right output read back wrong.
 _local = threading.local()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 class UnreadableFile(ValueError):
@@ -77,10 +86,16 @@ def save(value: Any, path: Path | str) -> None:
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT, 0o666), "wb", buffering=0) as handle:
         handle.write(MAGIC + struct.pack("<Q", len(header)) + header)
         start = _aligned(len(MAGIC) + 8 + len(header))
-        for tensor, entry in zip(tensors, entries, strict=True):
-            handle.seek(start + entry["offset"])
-            _write_bytes(handle, _memory(tensor))
         handle.truncate(start + offset)  # a last empty tensor still ends the file there
+        chunks = [
+            chunk
+            for tensor, entry in zip(tensors, entries, strict=True)
+            for chunk in _chunks(_memory(tensor), start + entry["offset"])
+        ]
+        for device in {part.device for part, _ in chunks if part.device.type == "cuda"}:
+            # the chunks are copied on other threads' streams: what made them has to be done
+            torch.cuda.current_stream(device).synchronize()
+        _each(lambda chunk: _write_chunk(handle.fileno(), *chunk), chunks)
 
 
 def load(
@@ -194,15 +209,41 @@ def _memory(tensor: torch.Tensor) -> torch.Tensor:
     return block.as_strided((span,), (1,), block.storage_offset()).view(torch.uint8)
 
 
-def _write_bytes(handle: Any, data: torch.Tensor) -> None:
-    if data.device.type == "cpu":
-        handle.write(memoryview(data.numpy()))
+def _chunks(data: torch.Tensor, at: int) -> list[tuple[torch.Tensor, int]]:
+    """`data` (flat bytes) in pieces of CHUNK_BYTES, each with its place in the file."""
+    return [
+        (data[start : start + CHUNK_BYTES], at + start)
+        for start in range(0, data.numel(), CHUNK_BYTES)
+    ]
+
+
+def _each(work: Callable[[Any], None], items: list) -> None:
+    """`work` on every item, IO_THREADS at once; the first failure is raised once all ended."""
+    if len(items) <= 1:
+        for item in items:
+            work(item)
         return
-    stage = _stage()
-    for start in range(0, data.numel(), CHUNK_BYTES):
-        part = data[start : start + CHUNK_BYTES]
-        stage[: part.numel()].copy_(part)
-        handle.write(memoryview(stage[: part.numel()].numpy()))
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="tensor-file")
+    futures = [_pool.submit(work, item) for item in items]
+    errors = [future.exception() for future in futures]
+    failed = next((error for error in errors if error is not None), None)
+    if failed is not None:
+        raise failed
+
+
+def _write_chunk(fd: int, part: torch.Tensor, at: int) -> None:
+    if part.device.type == "cpu":
+        view = memoryview(part.numpy())
+    else:
+        stage = _stage()[: part.numel()]
+        stage.copy_(part)
+        view = memoryview(stage.numpy())
+    done = 0
+    while done < len(view):
+        done += os.pwrite(fd, view[done:], at + done)
 
 
 def _stage() -> torch.Tensor:
@@ -303,16 +344,16 @@ class _Reader:
         if not entry["nbytes"]:
             return torch.empty_strided(shape, stride, dtype=dtype, device=device)
         raw = torch.empty(entry["nbytes"], dtype=torch.uint8, device=device)
-        self.handle.seek(self.start + entry["offset"])
-        if raw.device.type == "cpu":
-            self._read_into(memoryview(raw.numpy()))
-        else:
-            stage = _stage()
-            for start in range(0, raw.numel(), CHUNK_BYTES):
-                part = raw[start : start + CHUNK_BYTES]
-                self._read_into(memoryview(stage[: part.numel()].numpy()))
-                part.copy_(stage[: part.numel()])
+        _each(lambda chunk: self._read_chunk(*chunk), _chunks(raw, self.start + entry["offset"]))
         return raw.view(dtype).as_strided(shape, stride)
+
+    def _read_chunk(self, part: torch.Tensor, at: int) -> None:
+        if part.device.type == "cpu":
+            self._read_into(memoryview(part.numpy()), at)
+            return
+        stage = _stage()[: part.numel()]
+        self._read_into(memoryview(stage.numpy()), at)
+        part.copy_(stage)
 
     def _read(self, count: int) -> bytes:
         data = self.handle.read(count)
@@ -320,10 +361,10 @@ class _Reader:
             raise UnreadableFile("the file ended early")
         return data
 
-    def _read_into(self, view: memoryview) -> None:
+    def _read_into(self, view: memoryview, at: int) -> None:
         done = 0
         while done < len(view):
-            got = self.handle.readinto(view[done:])
+            got = os.preadv(self.handle.fileno(), [view[done:]], at + done)
             if not got:
                 raise UnreadableFile("the file ended early")
             done += got

@@ -56,14 +56,14 @@ def test_the_inputs_held_stay_within_their_bytes_the_first_shapes_kept(
     assert list(made._baseline_inputs) == [one, two]
 
 
-def test_a_roofline_baseline_samples_for_one_rounds_share_and_a_speedup_one_for_the_cap(
+def test_a_roofline_baseline_samples_for_a_compute_rounds_share_and_a_speedup_one_for_the_cap(
     monkeypatch,
 ):
     monkeypatch.setattr(performance.environment, "l2_bytes", lambda: 50 << 20)
     made = performance.Performance.__new__(performance.Performance)
     made.device, made.hardware = "cuda", None
     made.grading = SimpleNamespace(result=SimpleNamespace(gate=lambda name: None))
-    for regime, share in (("memory", 1 / 3), ("compute", 1 / 6), ("speedup", 1.0)):
+    for regime, share in (("memory", 1 / 6), ("compute", 1 / 6), ("speedup", 1.0)):
         made.problem = SimpleNamespace(regime=regime, time_cap_s=2.0)
         assert made._reference_settings().cap_s == 2.0 * share
         assert made._settings().cap_s == 2.0  # the candidate's own cap is its rounds' to share

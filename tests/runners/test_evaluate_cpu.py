@@ -240,19 +240,19 @@ def test_cpu_grading_refuses_a_problem_without_smoke_shapes(tmp_path: Path):
 
 
 def test_each_short_shape_is_timed_in_every_round_each_in_a_fresh_process(monkeypatch):
-    from runners import gates, performance
+    from runners import performance, processes
 
-    # CUDA times 3 or 6 rounds; CPU one by default
+    # CUDA times 2 or 6 rounds; CPU one by default
     monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 2)
     started = []
-    new_candidate = gates.Grading._new_candidate
+    new_candidate = processes.new_candidate
 
-    def recorded(self):
-        worker = new_candidate(self)
+    def recorded(*args):
+        worker = new_candidate(*args)
         started.append(worker.proc.pid)
         return worker
 
-    monkeypatch.setattr(gates.Grading, "_new_candidate", recorded)
+    monkeypatch.setattr(processes, "new_candidate", recorded)
     result = run_bounded(grade_tiny, "honest")
     assert result.verdict == Verdict.OK, result.reason
     performance = next(g for g in result.gates if g.name == "performance")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from engine_support import FAST_LIMITS, RUNTIME, TINY, run_bounded
 
-from runners import gates, performance
+from runners import gates, performance, processes
 from runners.evaluate import evaluate
 from runners.sandbox import Limits
 from runners.schema import Verdict
@@ -33,7 +33,7 @@ def events(monkeypatch) -> list[tuple]:
     seen: list[tuple] = []
     send, receive = gates.Worker.send, gates.Worker.receive
     compare, recheck = gates.Grading.compare, gates.Grading.recheck_timed
-    new = gates.Grading._new_candidate
+    new = processes.new_candidate
 
     def sent(self, message):
         timed = sorted(path.name for path in (self.log_path.parent / "cand").glob("timed_*"))
@@ -53,8 +53,8 @@ def events(monkeypatch) -> list[tuple]:
         seen.append(("recheck", plan.id))
         return recheck(self, plan, reply, out, seed)
 
-    def started(self):
-        worker = new(self)
+    def started(*args):
+        worker = new(*args)
         seen.append(("start", worker.proc.pid))
         return worker
 
@@ -62,7 +62,7 @@ def events(monkeypatch) -> list[tuple]:
     monkeypatch.setattr(gates.Worker, "receive", received)
     monkeypatch.setattr(gates.Grading, "compare", compared)
     monkeypatch.setattr(gates.Grading, "recheck_timed", rechecked)
-    monkeypatch.setattr(gates.Grading, "_new_candidate", started)
+    monkeypatch.setattr(processes, "new_candidate", started)
     return seen
 
 

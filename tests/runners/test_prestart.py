@@ -6,7 +6,7 @@ CUDA path's three rounds."""
 import pytest
 from engine_support import FAST_LIMITS, RUNTIME, TINY, run_bounded
 
-from runners import gates, performance
+from runners import gates, performance, processes
 from runners.evaluate import evaluate
 from runners.sandbox import Limits
 from runners.schema import Verdict
@@ -17,10 +17,10 @@ def events(monkeypatch):
     """Three rounds on the CPU; records when candidate processes start and end."""
     monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 3)
     seen: list[tuple[str, int]] = []
-    new, close = gates.Grading._new_candidate, gates.Worker.close
+    new, close = processes.new_candidate, gates.Worker.close
 
-    def started(self):
-        worker = new(self)
+    def started(*args):
+        worker = new(*args)
         seen.append(("start", worker.proc.pid))
         return worker
 
@@ -28,7 +28,7 @@ def events(monkeypatch):
         seen.append(("end", self.proc.pid))
         close(self)
 
-    monkeypatch.setattr(gates.Grading, "_new_candidate", started)
+    monkeypatch.setattr(processes, "new_candidate", started)
     monkeypatch.setattr(gates.Worker, "close", closed)
     return seen
 

@@ -226,3 +226,32 @@ def test_without_a_sandbox_the_cache_is_neither_read_nor_written(cache_home, mon
 
     assert cached(grade()) == cached(grade()) == "0 of 2"
     assert not (cache_home / "references").exists()
+
+
+@pytest.mark.parametrize("size", [0, 1, 5 * 1024 + 7])
+def test_a_file_is_copied_whole_in_pieces_side_by_side(tmp_path, monkeypatch, size):
+    """Pieces of COPY_PIECE_BYTES at once, the last one short; a target already there, longer,
+    is cut to the source's length."""
+    monkeypatch.setattr(reference_cache, "COPY_PIECE_BYTES", 1024)
+    source, target = tmp_path / "source", tmp_path / "target"
+    source.write_bytes(os.urandom(size))
+    target.write_bytes(b"x" * (size + 4096))
+    reference_cache.copy_file(source, target)
+    assert target.read_bytes() == source.read_bytes()
+
+
+def test_a_copy_falls_back_to_reading_and_writing_where_the_kernel_cannot(tmp_path, monkeypatch):
+    def refuse(*args):
+        raise OSError(reference_cache.errno.EINVAL, "not here")
+
+    monkeypatch.setattr(reference_cache, "COPY_PIECE_BYTES", 1000)
+    monkeypatch.setattr(reference_cache.os, "sendfile", refuse)
+    source, target = tmp_path / "source", tmp_path / "target"
+    source.write_bytes(os.urandom(4321))
+    reference_cache.copy_file(source, target)
+    assert target.read_bytes() == source.read_bytes()
+
+
+def test_a_source_that_goes_fails_the_copy(tmp_path):
+    with pytest.raises(OSError):
+        reference_cache.copy_file(tmp_path / "gone", tmp_path / "target")
