@@ -17,7 +17,6 @@ candidate reads its copies in the run folder, never the cache.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
@@ -33,11 +32,11 @@ from runners.plan import SHAPE_FILE_SUFFIXES, shape_file
 
 DEFAULT_GB = 64.0
 STALE_STAGING_S = 3600.0
-# Files are copied in pieces of this many bytes, COPY_THREADS at once: one thread copied from the
-# disk's page cache into shared memory at about 2.3 GB/s on an H200 host, and softmax's largest
-# shape has two files of 3.3 GB, which each re-grade waited 3 s for (docs/benchmarks.md, "Cost of
-# a grade", Session 49).
-COPY_PIECE_BYTES = 128 << 20
+# A shape's files are copied side by side, COPY_THREADS at once over all shapes (each file by one
+# kernel copy: writes into one file of shared memory take its lock in turn, so pieces of a file do
+# not copy faster side by side): one copy from the disk's page cache into shared memory ran at
+# about 2.3 GB/s on an H200 host, and softmax's largest shape has two files of 3.3 GB, which a
+# re-grade copied one after the other (docs/benchmarks.md, "Cost of a grade", Session 49).
 COPY_THREADS = 8
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -111,21 +110,25 @@ class ReferenceCache:
         return cls(root, int(size * 2**30))
 
     def restore(self, entry: str, folder: Any, shape_id: str) -> bool:
-        """Copy the entry's files into the run folder under the shape's names; False, and
-        nothing left behind, when the entry is missing or goes while it is copied (another
-        worker's eviction)."""
+        """Copy the entry's files into the run folder under the shape's names, side by side;
+        False, and nothing left behind, when the entry is missing or goes while it is copied
+        (another worker's eviction)."""
         source = self.root / entry
-        copied = []
+        copies = {
+            getattr(folder, where) / shape_file(name, shape_id): (source / _entry_name(name), mode)
+            for name, (where, mode) in FILES.items()
+        }
+        pool = _copying_pool()
+        futures = [pool.submit(shutil.copyfile, src, target) for target, (src, _) in copies.items()]
         try:
-            for name, (where, mode) in FILES.items():
-                target = getattr(folder, where) / shape_file(name, shape_id)
-                copied.append(target)
-                copy_file(source / _entry_name(name), target)
+            if any(future.exception() is not None for future in futures):
+                raise OSError("an entry's file could not be copied")
+            for target, (_, mode) in copies.items():
                 target.chmod(mode)
             os.utime(source)  # used now: the last to go
         except OSError:
-            for path in copied:
-                path.unlink(missing_ok=True)
+            for target in copies:
+                target.unlink(missing_ok=True)
             return False
         return True
 
@@ -144,8 +147,13 @@ class ReferenceCache:
         staging = self.root / f".staging-{secrets.token_hex(8)}"
         staging.mkdir(mode=0o700)
         try:
-            for name, path in written.items():
-                copy_file(path, staging / name)
+            pool = _copying_pool()
+            futures = [
+                pool.submit(shutil.copyfile, path, staging / name) for name, path in written.items()
+            ]
+            failed = [future.exception() for future in futures]
+            if any(failed):
+                raise next(error for error in failed if error)
             staging.rename(self.root / entry)
         except OSError:  # another grade's entry won the rename, or the disk is full
             shutil.rmtree(staging, ignore_errors=True)
@@ -173,49 +181,9 @@ class ReferenceCache:
             total -= size
 
 
-def copy_file(source: Path, target: Path) -> None:
-    """Copy `source` to `target` (made or written over), its pieces side by side; raises
-    OSError as a plain copy would, once every piece ended."""
-    size = os.stat(source).st_size
-    with open(target, "wb") as handle:
-        handle.truncate(size)
-    pieces = [
-        (start, min(COPY_PIECE_BYTES, size - start)) for start in range(0, size, COPY_PIECE_BYTES)
-    ]
-    if len(pieces) <= 1:
-        for start, count in pieces:
-            _copy_piece(source, target, start, count)
-        return
+def _copying_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="reference-copy")
-    futures = [_pool.submit(_copy_piece, source, target, *piece) for piece in pieces]
-    errors = [future.exception() for future in futures]
-    failed = next((error for error in errors if error is not None), None)
-    if failed is not None:
-        raise failed
-
-
-def _copy_piece(source: Path, target: Path, start: int, count: int) -> None:
-    """Bytes `start` to `start + count` of `source` into the same place of `target`, by the
-    kernel (sendfile) where it can, else read and written here."""
-    with open(source, "rb", buffering=0) as reader, open(target, "r+b", buffering=0) as writer:
-        writer.seek(start)
-        done, by_kernel = 0, True
-        while done < count:
-            at, left = start + done, count - done
-            if by_kernel:
-                try:
-                    sent = os.sendfile(writer.fileno(), reader.fileno(), at, left)
-                except OSError as exc:
-                    if exc.errno not in (errno.EINVAL, errno.ENOSYS):
-                        raise
-                    by_kernel = False
-                    continue
-            else:
-                data = os.pread(reader.fileno(), min(left, 8 << 20), at)
-                sent = os.pwrite(writer.fileno(), data, at) if data else 0
-            if not sent:
-                raise OSError(errno.EIO, f"{source} ended before byte {start + count}")
-            done += sent
+    return _pool

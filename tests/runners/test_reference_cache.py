@@ -228,30 +228,25 @@ def test_without_a_sandbox_the_cache_is_neither_read_nor_written(cache_home, mon
     assert not (cache_home / "references").exists()
 
 
-@pytest.mark.parametrize("size", [0, 1, 5 * 1024 + 7])
-def test_a_file_is_copied_whole_in_pieces_side_by_side(tmp_path, monkeypatch, size):
-    """Pieces of COPY_PIECE_BYTES at once, the last one short; a target already there, longer,
-    is cut to the source's length."""
-    monkeypatch.setattr(reference_cache, "COPY_PIECE_BYTES", 1024)
-    source, target = tmp_path / "source", tmp_path / "target"
-    source.write_bytes(os.urandom(size))
-    target.write_bytes(b"x" * (size + 4096))
-    reference_cache.copy_file(source, target)
-    assert target.read_bytes() == source.read_bytes()
+def test_an_entry_whose_file_goes_while_copied_leaves_nothing_behind(tmp_path):
+    """restore copies a shape's files side by side: one that fails takes the others back."""
+    from types import SimpleNamespace
 
-
-def test_a_copy_falls_back_to_reading_and_writing_where_the_kernel_cannot(tmp_path, monkeypatch):
-    def refuse(*args):
-        raise OSError(reference_cache.errno.EINVAL, "not here")
-
-    monkeypatch.setattr(reference_cache, "COPY_PIECE_BYTES", 1000)
-    monkeypatch.setattr(reference_cache.os, "sendfile", refuse)
-    source, target = tmp_path / "source", tmp_path / "target"
-    source.write_bytes(os.urandom(4321))
-    reference_cache.copy_file(source, target)
-    assert target.read_bytes() == source.read_bytes()
-
-
-def test_a_source_that_goes_fails_the_copy(tmp_path):
-    with pytest.raises(OSError):
-        reference_cache.copy_file(tmp_path / "gone", tmp_path / "target")
+    cache = ReferenceCache(tmp_path / "cache", 1 << 30)
+    entry = cache.root / "entry"
+    entry.mkdir(parents=True)
+    for kind in reference_cache.FILES:
+        (entry / f"{kind}{SHAPE_FILE_SUFFIXES[kind]}").write_bytes(os.urandom(4096))
+    folder = SimpleNamespace(in_dir=tmp_path / "in", ref_dir=tmp_path / "ref")
+    folder.in_dir.mkdir()
+    folder.ref_dir.mkdir()
+    assert cache.restore("entry", folder, "visible0") is True
+    for kind, (where, mode) in reference_cache.FILES.items():
+        copied = getattr(folder, where) / shape_file(kind, "visible0")
+        assert copied.read_bytes() == (entry / f"{kind}{SHAPE_FILE_SUFFIXES[kind]}").read_bytes()
+        assert copied.stat().st_mode & 0o777 == mode
+    (entry / f"expected{SHAPE_FILE_SUFFIXES['expected']}").unlink()
+    assert cache.restore("entry", folder, "hidden1") is False
+    assert not [
+        p for p in [*folder.in_dir.iterdir(), *folder.ref_dir.iterdir()] if "hidden1" in p.name
+    ]
