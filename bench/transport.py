@@ -1,6 +1,6 @@
 """What moving a grade's outputs between processes costs: torch.save and torch.load against
-runners.tensor_file (its threads, and one), for two tensors of --gib GiB each (a shape's two kept
-timed calls).
+runners.tensor_file (its reads on its threads, and on one), for two tensors of --gib GiB each
+(a shape's two kept timed calls).
 
     python bench/transport.py                      # CUDA, 2 x 1 GiB, files in /dev/shm
     python bench/transport.py --device cpu --gib 0.25
@@ -53,7 +53,6 @@ def main() -> None:
             ("torch.load (mmap)", lambda: torch.load(archive, map_location=args.device, mmap=True)),
             ("tensor_file.save", lambda: tensor_file.save(kept, raw)),
             ("tensor_file.save, a new file", lambda: _save_new(kept, raw)),
-            ("tensor_file.save, one thread", lambda: _one_thread(tensor_file.save, kept, raw)),
             ("tensor_file.load", lambda: tensor_file.load(raw, args.device, untrusted=True)),
             (
                 "tensor_file.load, one of two",
@@ -79,7 +78,7 @@ def _save_new(value: object, path: Path) -> None:
 
 
 def _one_thread(step: Callable[..., object], *args: object, **kwargs: object) -> object:
-    """`step` with tensor_file's chunks moved one at a time (as before session 49)."""
+    """`step` with tensor_file's chunks read one at a time (as before session 49)."""
     threads = tensor_file.IO_THREADS
     tensor_file.IO_THREADS = 1
     pool, tensor_file._pool = tensor_file._pool, None

@@ -24,7 +24,7 @@ import secrets
 import shutil
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -109,28 +109,34 @@ class ReferenceCache:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         return cls(root, int(size * 2**30))
 
-    def restore(self, entry: str, folder: Any, shape_id: str) -> bool:
-        """Copy the entry's files into the run folder under the shape's names, side by side;
-        False, and nothing left behind, when the entry is missing or goes while it is copied
-        (another worker's eviction)."""
-        source = self.root / entry
-        copies = {
-            getattr(folder, where) / shape_file(name, shape_id): (source / _entry_name(name), mode)
-            for name, (where, mode) in FILES.items()
-        }
-        pool = _copying_pool()
-        futures = [pool.submit(shutil.copyfile, src, target) for target, (src, _) in copies.items()]
-        try:
-            if any(future.exception() is not None for future in futures):
-                raise OSError("an entry's file could not be copied")
-            for target, (_, mode) in copies.items():
-                target.chmod(mode)
-            os.utime(source)  # used now: the last to go
-        except OSError:
-            for target in copies:
-                target.unlink(missing_ok=True)
-            return False
-        return True
+    def restore(self, entries: dict[str, str], folder: Any) -> set[str]:
+        """Copy each shape's entry (shape id: entry) into the run folder under the shape's
+        names, every file of every shape side by side; returns the shapes restored. A shape
+        whose entry is missing or goes while it is copied (another worker's eviction) leaves
+        nothing behind."""
+        pending = {}
+        for shape_id, entry in entries.items():
+            source = self.root / entry
+            files = [
+                (source / _entry_name(name), getattr(folder, where) / shape_file(name, shape_id))
+                for name, (where, _) in FILES.items()
+            ]
+            pending[shape_id] = (source, files, _copy(files))
+        restored = set()
+        for shape_id, (source, files, copies) in pending.items():
+            try:
+                failed = _failed(copies)
+                if failed is not None:
+                    raise failed
+                for (_, target), (_, mode) in zip(files, FILES.values(), strict=True):
+                    target.chmod(mode)
+                os.utime(source)  # used now: the last to go
+            except OSError:
+                for _, target in files:
+                    target.unlink(missing_ok=True)
+                continue
+            restored.add(shape_id)
+        return restored
 
     def store(self, entry: str, folder: Any, shape_id: str) -> None:
         """Keep the shape's files the reference process just wrote (`trim` then keeps the cache
@@ -147,13 +153,9 @@ class ReferenceCache:
         staging = self.root / f".staging-{secrets.token_hex(8)}"
         staging.mkdir(mode=0o700)
         try:
-            pool = _copying_pool()
-            futures = [
-                pool.submit(shutil.copyfile, path, staging / name) for name, path in written.items()
-            ]
-            failed = [future.exception() for future in futures]
-            if any(failed):
-                raise next(error for error in failed if error)
+            failed = _failed(_copy([(path, staging / name) for name, path in written.items()]))
+            if failed is not None:
+                raise failed
             staging.rename(self.root / entry)
         except OSError:  # another grade's entry won the rename, or the disk is full
             shutil.rmtree(staging, ignore_errors=True)
@@ -181,9 +183,16 @@ class ReferenceCache:
             total -= size
 
 
-def _copying_pool() -> ThreadPoolExecutor:
+def _copy(files: list[tuple[Path, Path]]) -> list[Future]:
+    """Start copying each (source, target) on the copying threads; returns their futures."""
     global _pool
     with _pool_lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="reference-copy")
-    return _pool
+    return [_pool.submit(shutil.copyfile, source, target) for source, target in files]
+
+
+def _failed(copies: list[Future]) -> BaseException | None:
+    """The first failure among `copies`, once every one of them ended."""
+    errors = [copy.exception() for copy in copies]
+    return next((error for error in errors if error is not None), None)

@@ -87,16 +87,10 @@ def save(value: Any, path: Path | str) -> None:
         handle.write(MAGIC + struct.pack("<Q", len(header)) + header)
         start = _aligned(len(MAGIC) + 8 + len(header))
         handle.truncate(start + offset)  # a last empty tensor still ends the file there
-        chunks = [
-            chunk
-            for tensor, entry in zip(tensors, entries, strict=True)
-            for chunk in _chunks(_memory(tensor), start + entry["offset"])
-        ]
-        for device in {part.device for part, _ in chunks if part.device.type == "cuda"}:
-            # the chunks are copied on other threads' streams: what made them has to be done
-            torch.cuda.current_stream(device).synchronize()
-        for part, at in chunks:  # one at a time: writes into a file take its lock in turn
-            _write_chunk(handle.fileno(), part, at)
+        for tensor, entry in zip(tensors, entries, strict=True):
+            # one chunk at a time: writes into a file take its lock in turn (IO_THREADS)
+            for part, at in _chunks(_memory(tensor), start + entry["offset"]):
+                _write_chunk(handle.fileno(), part, at)
 
 
 def load(

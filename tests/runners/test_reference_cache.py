@@ -150,15 +150,15 @@ def test_an_entry_that_goes_while_it_is_copied_leaves_nothing_behind(tmp_path):
     cache, target = one_entry(tmp_path)
     (cache.root / "entry" / "expected.tensors").unlink()  # evicted halfway by another worker
 
-    assert cache.restore("entry", target, "visible0") is False
+    assert cache.restore({"visible0": "entry"}, target) == set()
     assert not list(target.in_dir.iterdir()) and not list(target.ref_dir.iterdir())
-    assert cache.restore("missing", target, "visible0") is False
+    assert cache.restore({"visible0": "missing"}, target) == set()
 
 
 def test_restored_files_are_readable_by_the_candidate_only_in_in_dir(tmp_path):
     cache, target = one_entry(tmp_path)
 
-    assert cache.restore("entry", target, "hidden2") is True
+    assert cache.restore({"hidden2": "entry"}, target) == {"hidden2"}
     assert (target.in_dir / "inputs_hidden2.tensors").stat().st_mode & 0o777 == 0o644
     assert (target.ref_dir / "expected_hidden2.tensors").stat().st_mode & 0o777 == 0o600
 
@@ -228,25 +228,12 @@ def test_without_a_sandbox_the_cache_is_neither_read_nor_written(cache_home, mon
     assert not (cache_home / "references").exists()
 
 
-def test_an_entry_whose_file_goes_while_copied_leaves_nothing_behind(tmp_path):
-    """restore copies a shape's files side by side: one that fails takes the others back."""
-    from types import SimpleNamespace
+def test_shapes_copied_side_by_side_are_restored_each_whole_or_not_at_all(tmp_path):
+    cache, target = one_entry(tmp_path)
+    shutil.copytree(cache.root / "entry", cache.root / "broken")
+    (cache.root / "broken" / "inputs.tensors").unlink()
 
-    cache = ReferenceCache(tmp_path / "cache", 1 << 30)
-    entry = cache.root / "entry"
-    entry.mkdir(parents=True)
-    for kind in reference_cache.FILES:
-        (entry / f"{kind}{SHAPE_FILE_SUFFIXES[kind]}").write_bytes(os.urandom(4096))
-    folder = SimpleNamespace(in_dir=tmp_path / "in", ref_dir=tmp_path / "ref")
-    folder.in_dir.mkdir()
-    folder.ref_dir.mkdir()
-    assert cache.restore("entry", folder, "visible0") is True
-    for kind, (where, mode) in reference_cache.FILES.items():
-        copied = getattr(folder, where) / shape_file(kind, "visible0")
-        assert copied.read_bytes() == (entry / f"{kind}{SHAPE_FILE_SUFFIXES[kind]}").read_bytes()
-        assert copied.stat().st_mode & 0o777 == mode
-    (entry / f"expected{SHAPE_FILE_SUFFIXES['expected']}").unlink()
-    assert cache.restore("entry", folder, "hidden1") is False
-    assert not [
-        p for p in [*folder.in_dir.iterdir(), *folder.ref_dir.iterdir()] if "hidden1" in p.name
-    ]
+    restored = cache.restore({"visible0": "entry", "hidden1": "broken"}, target)
+    assert restored == {"visible0"}
+    names = [path.name for path in [*target.in_dir.iterdir(), *target.ref_dir.iterdir()]]
+    assert sorted(names) == sorted(shape_file(kind, "visible0") for kind in reference_cache.FILES)
