@@ -109,10 +109,11 @@ class Candidate:
         kept = [
             (base, call, _plain_outputs(out, base, type_errors)) for base, call, out in samples.kept
         ]
-        with self._phase("save"):
-            # A new file, written before any more of the solution's code runs: the parent moves
-            # it out of this folder on the reply, and a file the solution opened earlier under
-            # this name stays the solution's own.
+        # A new file, written before any more of the solution's code runs: the parent moves it
+        # out of this folder on the reply, and a file the solution opened earlier under this
+        # name stays the solution's own. A compute-bound device stays busy meanwhile, so the
+        # next shape follows a busy device (timing.kept_busy).
+        with self._phase("save"), timing.kept_busy(settings, self.device):
             with contextlib.suppress(FileNotFoundError):
                 _unlink(request["out"])
             _save(kept, request["out"])

@@ -515,6 +515,11 @@ class Performance:
                 asked = time.monotonic()
                 try:
                     stats = self._time_reference(plan, kind, timeout_s)
+                except _GivenUp as given:
+                    shape.baseline_timed_out.append(kind)
+                    notes.append(f"{plan.label} {kind}: {given}; not timed again")
+                    given_up[kind] = f"{given} on {plan.label}"
+                    continue
                 except GateFailure as failure:
                     ran_s = time.monotonic() - asked
                     if self.grading.oracle_alive():  # the reference failed this one only
@@ -576,7 +581,14 @@ class Performance:
             "inputs": str(self.grading.inputs_file(plan)),
         }
         reply = self.grading.ask_reference(message, timeout_s)
+        if reply.get("given_up"):
+            raise _GivenUp(reply["given_up"])
         return scoring.summarize([reply["event_ms"]]) if reply.get("event_ms") else None
+
+
+class _GivenUp(Exception):
+    """A baseline kind that cannot be timed on this problem at all (the reference process says
+    why): no shape times it again, in this grade or a later one."""
 
 
 def _seconds(value: Any) -> str:

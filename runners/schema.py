@@ -141,8 +141,9 @@ class ShapeResult:
     # The problem's best library implementation (reference.py's Library), where it has one.
     baseline_library: TimingStats | None = None
     baseline_cached: bool = False
-    # Kinds whose timing ran past runners.performance.BASELINE_TIMEOUT_S on this shape, in this
-    # grade or an earlier one (cached): not timed again.
+    # Kinds given up on this shape, in this grade or an earlier one (cached): not timed again.
+    # Their timing ran past runners.performance.BASELINE_TIMEOUT_S, or (compile) torch.compile
+    # recompiled the reference for another input set (runners.oracle).
     baseline_timed_out: list[str] = field(default_factory=list)
     speedup_eager: float | None = None
     speedup_compile: float | None = None

@@ -329,3 +329,30 @@ def test_a_timing_soon_after_another_warms_up_for_the_busy_warmup_only(
     assert second.idle_before_s == pytest.approx(gap_s, abs=1e-3)
     assert second.warmup_took_s == pytest.approx(warmed_s, abs=0.005)
     assert second.to_reply()["idle_before_s"] == second.idle_before_s
+
+
+def test_kept_busy_runs_only_where_the_busy_warm_up_applies(monkeypatch):
+    """Memory-bound and CPU timings take no busy GEMM: the block runs and the last timing's
+    end stays where `measure` put it."""
+    monkeypatch.setattr(timing, "_ended", [12.0])
+    ran = []
+    for settings, device in [
+        (timing.Settings(busy_gap_s=0.0), "cuda"),
+        (timing.Settings(busy_gap_s=0.01), "cpu"),
+    ]:
+        with timing.kept_busy(settings, device):
+            ran.append(device)
+    assert ran == ["cuda", "cpu"]
+    assert timing._ended == [12.0]
+
+
+def test_kept_busy_without_a_device_leaves_the_gap_counted_from_the_last_timing(monkeypatch):
+    """Where the GEMM cannot run (here: no CUDA at all), the write still happens and the next
+    shape's gap is counted from the last timing's end, so it takes the whole warm-up."""
+    monkeypatch.setattr(timing, "_ended", [12.0])
+    monkeypatch.setattr(timing, "_busy", {})
+    written = []
+    with timing.kept_busy(timing.Settings(busy_gap_s=0.01), "cuda"):
+        written.append("kept outputs")
+    assert written == ["kept outputs"]
+    assert timing._ended == [12.0]
