@@ -113,11 +113,14 @@ class Candidate:
         # out of this folder on the reply, and a file the solution opened earlier under this
         # name stays the solution's own. A compute-bound device stays busy meanwhile, so the
         # next shape follows a busy device (timing.kept_busy).
-        with self._phase("save"), timing.kept_busy(settings, self.device):
+        with self._phase("save"), timing.kept_busy(settings, self.device) as busy_failed:
             with contextlib.suppress(FileNotFoundError):
                 _unlink(request["out"])
             _save(kept, request["out"])
-        return {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
+        reply = {**samples.to_reply(), "type_errors": type_errors, **_integrity()}
+        if busy_failed:
+            reply["busy_error"] = f"{type(busy_failed[0]).__name__}: {busy_failed[0]}"[:300]
+        return reply
 
     def profile(self, request: dict[str, Any]) -> dict[str, Any]:
         """The kernels each of a few more calls ran, on inputs varied like the timed calls'.

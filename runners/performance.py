@@ -348,6 +348,10 @@ class Performance:
         if not scoring.well_formed(reply):
             return reply, problems  # nothing to summarize: the problems name the malformed reply
         problems += launches.launch_problems(reply, self.kernels)
+        if reply.get("busy_error") and "busy_error" not in gate.details:  # its word only
+            # The device idled while the kept outputs were written: the next shape took the
+            # whole warm-up (runners.timing.kept_busy).
+            gate.details["busy_error"] = str(reply["busy_error"])[:300]
         if reply.get("hold", "queue") != "queue":  # the fixed spin stood in: say why
             gate.details["hold_fallback"] = str(reply.get("hold_error"))[:300]
         for note in ("hold_dropped", "aliased"):  # shapes timed so (runners.timing.Samples)

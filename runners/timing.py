@@ -365,14 +365,15 @@ def kept_busy(settings: Settings, device: str):
     operands do not fit beside the solution's memory, say), the block runs without it and the
     gap is counted from the last timing as before.
     """
+    failed: list[BaseException] = []  # yielded: why the device could not be kept busy
     if device != "cuda" or settings.busy_gap_s <= 0:
-        yield
+        yield failed
         return
-    stop, failed = threading.Event(), []
+    stop = threading.Event()
     worker = _Thread(target=_keep_busy, args=(stop, failed), daemon=True)
     worker.start()
     try:
-        yield
+        yield failed
     finally:
         stop.set()
         worker.join()

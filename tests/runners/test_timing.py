@@ -340,8 +340,9 @@ def test_kept_busy_runs_only_where_the_busy_warm_up_applies(monkeypatch):
         (timing.Settings(busy_gap_s=0.0), "cuda"),
         (timing.Settings(busy_gap_s=0.01), "cpu"),
     ]:
-        with timing.kept_busy(settings, device):
+        with timing.kept_busy(settings, device) as failed:
             ran.append(device)
+        assert failed == []
     assert ran == ["cuda", "cpu"]
     assert timing._ended == [12.0]
 
@@ -352,7 +353,8 @@ def test_kept_busy_without_a_device_leaves_the_gap_counted_from_the_last_timing(
     monkeypatch.setattr(timing, "_ended", [12.0])
     monkeypatch.setattr(timing, "_busy", {})
     written = []
-    with timing.kept_busy(timing.Settings(busy_gap_s=0.01), "cuda"):
+    with timing.kept_busy(timing.Settings(busy_gap_s=0.01), "cuda") as failed:
         written.append("kept outputs")
     assert written == ["kept outputs"]
     assert timing._ended == [12.0]
+    assert len(failed) == 1  # the child's reply names it (`busy_error`)
