@@ -203,15 +203,26 @@ class Performance:
         # have to warm up again (runners.timing.Settings.busy_warmup_s). Each shape's kept
         # outputs leave the candidate's folder as its reply comes (`_take_kept`).
         timed = []
-        for plan in plans:
-            reply, problems = self._ask_timing(plan, varied, gate)
+        for position, plan in enumerate(plans, 1):
+            # The device is kept busy up to the next shape's calls (runners.timing.BusyDevice).
+            more = position < len(plans)
+            reply, problems = self._ask_timing(plan, varied, gate, busy_after=more)
             if problems and not scoring.disturbed_only(problems):
                 self._reject(plan, problems)
             timed.append((plan, reply, problems))
-        if index + 1 < self.base_rounds:  # a later round's shapes are known only after these
-            # The next round's process reads its inputs while this round's are re-checked.
+        # The next round's process reads its inputs while this round's are re-checked: every
+        # shape's for a base round, for a further one those whose rounds disagree so far (the
+        # re-checks settle it, `_settle`, unless one fails).
+        upcoming = self._counting(self.timed) if index + 1 < self.base_rounds else []
+        if self.base_rounds <= index + 1 < self.most_rounds:
+            upcoming = [
+                plan
+                for plan, reply, _ in timed
+                if plan in self._counting(plans) and _unsettled_with(samples[plan.id], reply)
+            ]
+        if upcoming:
             self._restart(gate)
-            self.grading.preload_candidate(self._counting(self.timed))
+            self.grading.preload_candidate(upcoming)
             self._fresh = True
         for plan, reply, problems in timed:
             problems += self._settle(plan, reply, varied, samples[plan.id], gate)
@@ -334,12 +345,13 @@ class Performance:
         return self.grading.folder.kept / f"timed_{plan.id}.tensors"
 
     def _ask_timing(
-        self, plan: ShapePlan, settings: Settings, gate: GateResult
+        self, plan: ShapePlan, settings: Settings, gate: GateResult, busy_after: bool = False
     ) -> tuple[dict, list[str]]:
-        """Have the candidate time one round of `plan`; returns its reply and the problems
-        the reply shows by itself (its kept outputs are re-checked by `_settle`)."""
+        """Have the candidate time one round of `plan` (`busy_after`: another shape follows in
+        the same process); returns its reply and the problems the reply shows by itself (its
+        kept outputs are re-checked by `_settle`)."""
         files = self.grading.call_files(plan, self._timed_file(plan))
-        message = {"op": "time", **files, "settings": settings.__dict__}
+        message = {"op": "time", **files, "settings": settings.__dict__, "busy_after": busy_after}
         started = time.monotonic()
         timeout_s = settings.cap_s + self.grading.limits.timing_margin_s
         reply = self.grading.ask_candidate(message, timeout_s, Verdict.RUNTIME_ERROR, plan)
@@ -349,8 +361,8 @@ class Performance:
             return reply, problems  # nothing to summarize: the problems name the malformed reply
         problems += launches.launch_problems(reply, self.kernels)
         if reply.get("busy_error") and "busy_error" not in gate.details:  # its word only
-            # The device idled while the kept outputs were written: the next shape took the
-            # whole warm-up (runners.timing.kept_busy).
+            # The device idled between the last shape and this one: it took the whole warm-up
+            # (runners.timing.BusyDevice).
             gate.details["busy_error"] = str(reply["busy_error"])[:300]
         if reply.get("hold", "queue") != "queue":  # the fixed spin stood in: say why
             gate.details["hold_fallback"] = str(reply.get("hold_error"))[:300]
@@ -593,6 +605,14 @@ class Performance:
 class _GivenUp(Exception):
     """A baseline kind that cannot be timed on this problem at all (the reference process says
     why): no shape times it again, in this grade or a later one."""
+
+
+def _unsettled_with(rounds: list[list[float]], reply: dict) -> bool:
+    """Whether a shape's earlier `rounds` and a timing reply's samples disagree (before the
+    reply's re-check adds them to the shape)."""
+    if not scoring.well_formed(reply):
+        return False
+    return scoring.unsettled(scoring.summarize([*rounds, reply["event_ms"]]))
 
 
 def _seconds(value: Any) -> str:

@@ -7,7 +7,6 @@ before it imports the solution: later monkey-patching of torch or time cannot re
 
 from __future__ import annotations
 
-import contextlib
 import math
 import statistics
 import threading
@@ -342,70 +341,86 @@ def measure(
 # When the last timing in this process ended (`measure`), on the captured clock.
 _ended: list[float | None] = [None]
 
-# `kept_busy`'s GEMM: square bf16 operands of this side (32 MiB each), a product of about 0.2 ms
+# `BusyDevice`'s GEMM: square bf16 operands of this side (32 MiB each), a product of about 0.2 ms
 # on an H100 or H200, at most BUSY_QUEUED of them queued ahead of the device, so the device
-# idles no more than that once the host work it covers ends.
+# idles no more than that once it stops. It stops by itself after BUSY_LIMIT_S, where no next
+# timing came (a parent gone, say).
 BUSY_SIDE = 4096
 BUSY_QUEUED = 4
-_busy: dict[str, Any] = {}  # the process's operands and stream, made at the first use
+BUSY_LIMIT_S = 5.0
 
 
-@contextlib.contextmanager
-def kept_busy(settings: Settings, device: str):
-    """Keep the device busy with a GEMM of the engine's own while the block runs on the host.
+class BusyDevice:
+    """Keeps the device busy with a GEMM of the engine's own between two timings of a process.
 
     A compute-bound shape that starts within `busy_gap_s` of the last timing warms up for
     `busy_warmup_s` only (`measure`). Between two shapes the candidate writes the first one's
-    kept outputs (fp8_gemm's largest two: 256 MiB, 22-40 ms), which let the clock rise and so
-    cost every shape the whole warm-up. Run around that write, this GEMM on a stream of its own
-    keeps the device as a shape's calls do, and the next timing's gap is counted from its end.
-    No code of the solution runs here: every function it calls was captured at import.
+    kept outputs (fp8_gemm's largest two: 256 MiB, 22-40 ms), then builds the next one's model
+    (moe_swiglu's expert weights: 0.2-1.0 s), which let the clock rise and so cost each shape
+    the whole warm-up. `start` once a timing's calls are done and `stop` right before the next
+    timing's first call: the GEMM, on a stream of its own, keeps the device as a shape's calls
+    do in between, and the next timing's gap is counted from its end. No code of the solution
+    runs while the kept outputs are written: the GEMM calls only functions captured at import.
 
-    Only where the busy warm-up applies (CUDA, `busy_gap_s` set). If the GEMM cannot run (its
-    operands do not fit beside the solution's memory, say), the block runs without it and the
-    gap is counted from the last timing as before.
+    Only where the busy warm-up applies (CUDA, `busy_gap_s` set). Where the GEMM cannot run
+    (its operands do not fit beside the solution's memory, say), `stop` says why and the gap is
+    counted from the last timing, as without it.
     """
-    failed: list[BaseException] = []  # yielded: why the device could not be kept busy
-    if device != "cuda" or settings.busy_gap_s <= 0:
-        yield failed
-        return
-    stop = threading.Event()
-    worker = _Thread(target=_keep_busy, args=(stop, failed), daemon=True)
-    worker.start()
-    try:
-        yield failed
-    finally:
-        stop.set()
-        worker.join()
-        if not failed:
-            _ended[0] = _perf_counter()  # the GEMM's stream synchronized: idle from now
 
+    def __init__(self):
+        self._operands: tuple | None = None
+        self._stream = None
+        self._worker: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._outcome: list = []  # the GEMM's end on the clock, or the error that stopped it
 
-def _keep_busy(stop: threading.Event, failed: list[BaseException]) -> None:
-    try:
-        if "stream" not in _busy:
-            _busy["stream"] = _new_stream(device="cuda")
-        stream = _busy["stream"]
-        queued: deque = deque()
-        with _no_grad(), _on_stream(stream):
-            if "operands" not in _busy:
-                # Random operands: a GEMM's power, which sets the clock, grows with its data's
-                # toggling, and one over constants draws less than a shape's calls.
-                side = BUSY_SIDE
-                _busy["operands"] = tuple(
-                    _randn(side, side, dtype=torch.bfloat16, device="cuda") for _ in range(3)
-                )
-            a, b, out = _busy["operands"]
-            while not stop.is_set():
-                _mm(a, b, out=out)
-                event = _Event()
-                _record(event, stream)
-                queued.append(event)
-                if len(queued) > BUSY_QUEUED:
-                    _event_synchronize(queued.popleft())
-        _stream_synchronize(stream)
-    except Exception as error:  # no busy device: the next shape takes the whole warm-up
-        failed.append(error)
+    def start(self, settings: Settings, device: str) -> None:
+        if device != "cuda" or settings.busy_gap_s <= 0 or self._worker is not None:
+            return
+        self._stop, self._outcome = threading.Event(), []
+        self._worker = _Thread(target=self._run, daemon=True)
+        self._worker.start()
+
+    def stop(self) -> str:
+        """Stop the GEMM and wait for the device; returns why it could not run ('' if it ran
+        or was not started)."""
+        if self._worker is None:
+            return ""
+        self._stop.set()
+        self._worker.join()
+        self._worker = None
+        outcome = self._outcome[0] if self._outcome else RuntimeError("no outcome")
+        if isinstance(outcome, BaseException):
+            return f"{type(outcome).__name__}: {outcome}"[:300]
+        _ended[0] = outcome  # the GEMM's stream synchronized: idle from then
+        return ""
+
+    def _run(self) -> None:
+        try:
+            started = _perf_counter()
+            if self._stream is None:
+                self._stream = _new_stream(device="cuda")
+            queued: deque = deque()
+            with _no_grad(), _on_stream(self._stream):
+                if self._operands is None:
+                    # Random operands: a GEMM's power, which sets the clock, grows with its
+                    # data's toggling, and one over constants draws less than a shape's calls.
+                    self._operands = tuple(
+                        _randn(BUSY_SIDE, BUSY_SIDE, dtype=torch.bfloat16, device="cuda")
+                        for _ in range(3)
+                    )
+                a, b, out = self._operands
+                while not self._stop.is_set() and _perf_counter() - started < BUSY_LIMIT_S:
+                    _mm(a, b, out=out)
+                    event = _Event()
+                    _record(event, self._stream)
+                    queued.append(event)
+                    if len(queued) > BUSY_QUEUED:
+                        _event_synchronize(queued.popleft())
+            _stream_synchronize(self._stream)
+            self._outcome.append(_perf_counter())
+        except Exception as error:  # no busy device: the next shape takes the whole warm-up
+            self._outcome.append(error)
 
 
 def _clock(device: str, settings: Settings) -> _CudaClock | _HostClock:

@@ -28,8 +28,9 @@ def two_shapes(tmp_path) -> Path:
 
 @pytest.fixture
 def events(monkeypatch) -> list[tuple]:
-    """What the grading did, in order: ("send", process, op, reply_phases_later),
-    ("compare", plan id), ("recheck", plan id), ("start", pid)."""
+    """What the grading did, in order: ("send", process, op, pid, timed files in the
+    candidate's folder, busy_after), ("reply", process, op, pid, phases), ("compare", plan id),
+    ("recheck", plan id), ("start", pid)."""
     seen: list[tuple] = []
     send, receive = gates.Worker.send, gates.Worker.receive
     compare, recheck = gates.Grading.compare, gates.Grading.recheck_timed
@@ -37,7 +38,10 @@ def events(monkeypatch) -> list[tuple]:
 
     def sent(self, message):
         timed = sorted(path.name for path in (self.log_path.parent / "cand").glob("timed_*"))
-        seen.append(("send", self.log_path.stem, message.get("op"), self.proc.pid, timed))
+        busy_after = message.get("busy_after")
+        seen.append(
+            ("send", self.log_path.stem, message.get("op"), self.proc.pid, timed, busy_after)
+        )
         return send(self, message)
 
     def received(self, ticket, *, timeout_s):
@@ -124,6 +128,8 @@ def test_the_round_is_timed_first_and_the_next_process_loads_while_it_is_recheck
             assert second < load < checked[0]
             assert events[load][3] != events[first][3]  # in the next process, not this one
             assert events[load][3] == events[times[2 * round_ + 2]][3]
+    # The device is kept busy after a round's first shape, up to its second, not after it.
+    assert [events[i][5] for i in times] == [True, False] * 3
     # No request runs more of the solution's code while a timing's kept outputs are in its
     # folder: each was moved out as its reply came.
     assert all(e[4] == [] for e in events if e[:2] == ("send", "candidate"))
@@ -153,3 +159,29 @@ def test_the_starters_held_out_check_runs_beside_the_correctness_gates(events):
     assert len(asked) == len(answered) == 1
     assert asked[0] < runs[0] and answered[0] > compares[-1]
     assert [s.starter_correct for s in result.shapes if s.set == "hidden"] == [True]
+
+
+def test_a_further_rounds_process_loads_while_the_last_round_is_rechecked(
+    two_shapes, events, monkeypatch
+):
+    """Shapes whose rounds disagree after the base rounds take another in a fresh process,
+    which reads their inputs while the last base round's re-checks run, as a base round's
+    process does; once they agree no process is started for nothing."""
+    from runners import scoring
+
+    monkeypatch.setitem(performance.TIMING_ROUNDS, "cpu", 2)
+    monkeypatch.setitem(performance.MORE_ROUNDS, "cpu", 3)
+    monkeypatch.setattr(scoring, "unsettled", lambda stats: stats.rounds < 3)
+    result = grade(two_shapes)
+
+    assert result.verdict == Verdict.OK, result.reason
+    gate = result.gate("performance")
+    assert gate.details["more_rounds"] == {"smoke 1": 1, "smoke 2": 1}
+    assert len(gate.details["process_starts_s"]) == 2  # rounds 2 and 3; none after round 3
+    times, loads = candidate_sends(events, "time"), candidate_sends(events, "load")
+    rechecks = [i for i, e in enumerate(events) if e[0] == "recheck"]
+    assert len(times) == len(rechecks) == 6 and len(loads) == 2
+    assert times[3] < loads[1] < rechecks[2]  # round 3's process loads before round 2's checks
+    assert {events[i][3] for i in times[4:]} == {events[loads[1]][3]}
+    replies = [e for e in events if e[:3] == ("reply", "candidate", "time")]
+    assert all("inputs" not in (reply[4] or {}) for reply in replies[4:])

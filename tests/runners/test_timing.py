@@ -331,30 +331,29 @@ def test_a_timing_soon_after_another_warms_up_for_the_busy_warmup_only(
     assert second.to_reply()["idle_before_s"] == second.idle_before_s
 
 
-def test_kept_busy_runs_only_where_the_busy_warm_up_applies(monkeypatch):
-    """Memory-bound and CPU timings take no busy GEMM: the block runs and the last timing's
+def test_the_busy_gemm_runs_only_where_the_busy_warm_up_applies(monkeypatch):
+    """Memory-bound and CPU timings take no busy GEMM: nothing starts, and the last timing's
     end stays where `measure` put it."""
     monkeypatch.setattr(timing, "_ended", [12.0])
-    ran = []
+    busy = timing.BusyDevice()
     for settings, device in [
         (timing.Settings(busy_gap_s=0.0), "cuda"),
         (timing.Settings(busy_gap_s=0.01), "cpu"),
     ]:
-        with timing.kept_busy(settings, device) as failed:
-            ran.append(device)
-        assert failed == []
-    assert ran == ["cuda", "cpu"]
+        busy.start(settings, device)
+        assert busy.stop() == ""
     assert timing._ended == [12.0]
 
 
-def test_kept_busy_without_a_device_leaves_the_gap_counted_from_the_last_timing(monkeypatch):
-    """Where the GEMM cannot run (here: no CUDA at all), the write still happens and the next
-    shape's gap is counted from the last timing's end, so it takes the whole warm-up."""
+def test_a_busy_gemm_that_cannot_run_says_why_and_the_gap_counts_from_the_last_timing(
+    monkeypatch,
+):
+    """Where the GEMM cannot run (here: no CUDA at all), `stop` says why and the next shape's
+    gap is counted from the last timing's end, so it takes the whole warm-up."""
     monkeypatch.setattr(timing, "_ended", [12.0])
-    monkeypatch.setattr(timing, "_busy", {})
-    written = []
-    with timing.kept_busy(timing.Settings(busy_gap_s=0.01), "cuda") as failed:
-        written.append("kept outputs")
-    assert written == ["kept outputs"]
+    busy = timing.BusyDevice()
+    busy.start(timing.Settings(busy_gap_s=0.01), "cuda")
+    error = busy.stop()
+    assert "cuda" in error.lower()
     assert timing._ended == [12.0]
-    assert len(failed) == 1  # the child's reply names it (`busy_error`)
+    assert busy.stop() == ""  # stopped once: nothing left to stop
