@@ -482,10 +482,15 @@ class Grading:
         return reply
 
     def preload_candidate(self, plans: list[ShapePlan]) -> None:
-        """Have the candidate process read `plans`' inputs onto the device while the parent
-        does other work (the last round's re-checks): a fresh process would otherwise read them
-        shape by shape between its timings. Its reply is taken before the next request."""
-        message = {"op": "load", "inputs": [str(self.inputs_file(plan)) for plan in plans]}
+        """Have the candidate process read `plans`' inputs onto the device, and their models'
+        states, while the parent does other work (the last round's re-checks): a fresh process
+        would otherwise read them shape by shape between its timings. Its reply is taken
+        before the next request."""
+        message = {
+            "op": "load",
+            "inputs": [str(self.inputs_file(plan)) for plan in plans],
+            "states": [self._model_files(plan)["state"] for plan in plans],
+        }
         # A failure names a held-out shape where one is loaded, so its error stays withheld.
         named = next((plan for plan in plans if plan.set == "hidden"), plans[0])
         self._preload = (self.send_candidate(message, named), named)

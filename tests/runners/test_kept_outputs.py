@@ -1,8 +1,10 @@
 """A timing's kept outputs go to a new file, written before any more of the solution's code
 runs, and the parent moves it out of the candidate's folder as the reply comes: whatever the
 solution opened earlier under that name, or runs later (the next shape's model, a fresh
-process), cannot reach what is re-checked. add_rmsnorm's smoke shape on the CPU, the candidate
-and the reference process in this one (the reference module as the solution)."""
+process), cannot reach what is re-checked; a fresh process reads ahead only the engine's own
+files (inputs, model states), never building a model early. add_rmsnorm's smoke shape on the
+CPU, the candidate and the reference process in this one (the reference module as the
+solution)."""
 
 import os
 
@@ -66,3 +68,28 @@ def test_a_file_the_solution_held_open_under_the_name_is_not_the_one_rechecked(g
         }
     )["comparison"]
     assert comparison["correct"], comparison
+
+
+def test_a_load_reads_the_models_state_ahead_and_the_model_takes_it(graded, monkeypatch):
+    """A fresh round's process reads each shape's state with its inputs while the last round
+    is re-checked; the shape's model then loads that state instead of reading the file between
+    two timings, and no model is built before its shape's own request."""
+    request = graded[3]
+    read = []
+    load = child._load
+
+    def counted(path, **kwargs):
+        read.append(str(path))
+        return load(path, **kwargs)
+
+    monkeypatch.setattr(child, "_load", counted)
+    fresh = child.Candidate(PROBLEM.path / "reference.py", "cpu")
+    fresh.build(request)
+    fresh.model, fresh.model_key = None, None  # as a process whose build was another shape's
+    read.clear()
+    fresh.load({"inputs": [request["inputs"]], "states": [request["state"]]})
+    assert read == [request["state"]] and fresh.model is None
+    settings = timing.Settings(warmup=1, min_samples=3, max_samples=3)
+    fresh.time({**request, "settings": settings.__dict__})
+    assert read == [request["state"], request["init"]]  # the state was not read again
+    assert fresh.states == {}
