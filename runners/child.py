@@ -121,7 +121,7 @@ class Candidate:
             (base, call, _plain_outputs(out, base, type_errors)) for base, call, out in samples.kept
         ]
         if request.get("busy_after"):  # another shape follows in this process
-            self.busy.start(settings, self.device)
+            self.busy.start(settings.busy_gap_s, self.device)
         # A new file, written before any more of the solution's code runs: the parent moves it
         # out of this folder on the reply, and a file the solution opened earlier under this
         # name stays the solution's own.
@@ -162,6 +162,8 @@ class Candidate:
                 if held > PRELOAD_STATE_BYTES:
                     break
                 self.states[path] = _load(path, weights_only=True)
+        # The round's first shape follows a busy device too (timing.BusyDevice).
+        self.busy.start(float(request.get("busy_gap_s") or 0.0), self.device)
         return _integrity()
 
     def _inputs(self, path: str) -> list[list[Any]]:

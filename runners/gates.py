@@ -481,15 +481,17 @@ class Grading:
             )
         return reply
 
-    def preload_candidate(self, plans: list[ShapePlan]) -> None:
+    def preload_candidate(self, plans: list[ShapePlan], busy_gap_s: float = 0.0) -> None:
         """Have the candidate process read `plans`' inputs onto the device, and their models'
         states, while the parent does other work (the last round's re-checks): a fresh process
-        would otherwise read them shape by shape between its timings. Its reply is taken
-        before the next request."""
+        would otherwise read them shape by shape between its timings; with `busy_gap_s`, it
+        keeps the device busy from then to its first timing (runners.timing.BusyDevice). Its
+        reply is taken before the next request."""
         message = {
             "op": "load",
             "inputs": [str(self.inputs_file(plan)) for plan in plans],
             "states": [self._model_files(plan)["state"] for plan in plans],
+            "busy_gap_s": busy_gap_s,
         }
         # A failure names a held-out shape where one is loaded, so its error stays withheld.
         named = next((plan for plan in plans if plan.set == "hidden"), plans[0])

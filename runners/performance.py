@@ -222,7 +222,7 @@ class Performance:
             ]
         if upcoming:
             self._restart(gate)
-            self.grading.preload_candidate(upcoming)
+            self.grading.preload_candidate(upcoming, busy_gap_s=settings.busy_gap_s)
             self._fresh = True
         for plan, reply, problems in timed:
             problems += self._settle(plan, reply, varied, samples[plan.id], gate)

@@ -82,9 +82,12 @@ class Settings:
     # On CUDA the warm-up also lasts at least this long, so the clocks have ramped up from an
     # idle gap (loading the shape's inputs, say) before the first recorded sample.
     warmup_s: float = 0.1
-    # On CUDA, a timing that starts less than this long after the previous timing in the same
-    # process ended (shapes timed back to back) warms up for `busy_warmup_s` instead: the device
-    # did not idle long enough for its clock to rise. 0: every timing warms up for `warmup_s`.
+    # On CUDA, a timing that starts less than this long after the device was last busy in this
+    # process (the previous timing, or `BusyDevice`'s GEMM after it) counts the time the device
+    # has been busy since it last idled as warm-up: it warms up for what `warmup_s` leaves, at
+    # least `busy_warmup_s` of its own calls. So every sample follows `warmup_s` of work, and a
+    # shape timed after others warms up for `busy_warmup_s` only. 0: every timing warms up for
+    # `warmup_s`.
     busy_gap_s: float = 0.0
     busy_warmup_s: float = 0.1
     min_samples: int = 50
@@ -289,14 +292,19 @@ def measure(
     min_samples = settings.min_samples
     if settings.vary_seed is not None:
         min_samples = max(min_samples, ring.slots + keep)
-    idle_s = None if _ended[0] is None else _perf_counter() - _ended[0]
+    now = _perf_counter()
+    idle_s = None if _ended[0] is None else now - _ended[0]
     samples.idle_before_s = idle_s
     warmup_s = settings.warmup_s if device == "cuda" else 0.0
-    if idle_s is not None and idle_s < settings.busy_gap_s:
-        warmup_s = min(warmup_s, settings.busy_warmup_s)
+    busy = idle_s is not None and idle_s < settings.busy_gap_s
+    if busy:
+        busy_s = now - _busy_since[0]
+        warmup_s = max(min(warmup_s, settings.busy_warmup_s), warmup_s - busy_s)
     previous: set[int] = set()  # where the last call's outputs live
     with _no_grad():
         started = _perf_counter()
+        if not busy:
+            _busy_since[0] = started
         i = 0
         while _warming(settings, i, _perf_counter() - started, warmup_s):
             out = clock.time(call, ring.next(i)[1])[3]
@@ -338,8 +346,10 @@ def measure(
     return samples
 
 
-# When the last timing in this process ended (`measure`), on the captured clock.
+# When the device was last busy in this process (the last timing's end, or `BusyDevice`'s), and
+# since when it has been busy without a gap (`Settings.busy_gap_s`), on the captured clock.
 _ended: list[float | None] = [None]
+_busy_since: list[float | None] = [None]
 
 # `BusyDevice`'s GEMM: square bf16 operands of this side (32 MiB each), a product of about 0.2 ms
 # on an H100 or H200, at most BUSY_QUEUED of them queued ahead of the device, so the device
@@ -353,18 +363,21 @@ BUSY_LIMIT_S = 5.0
 class BusyDevice:
     """Keeps the device busy with a GEMM of the engine's own between two timings of a process.
 
-    A compute-bound shape that starts within `busy_gap_s` of the last timing warms up for
-    `busy_warmup_s` only (`measure`). Between two shapes the candidate writes the first one's
-    kept outputs (fp8_gemm's largest two: 256 MiB, 22-40 ms), then builds the next one's model
-    (moe_swiglu's expert weights: 0.2-1.0 s), which let the clock rise and so cost each shape
-    the whole warm-up. `start` once a timing's calls are done and `stop` right before the next
-    timing's first call: the GEMM, on a stream of its own, keeps the device as a shape's calls
-    do in between, and the next timing's gap is counted from its end. No code of the solution
-    runs while the kept outputs are written: the GEMM calls only functions captured at import.
+    A compute-bound timing counts the time the device has been busy before it as warm-up
+    (`measure`, `Settings.busy_gap_s`): a shape timed right after another warms up for
+    `busy_warmup_s` only. Between two shapes the candidate writes the first one's kept outputs
+    (fp8_gemm's largest two: 256 MiB, 22-40 ms), then builds the next one's model (moe_swiglu's
+    expert weights: 0.2-1.0 s), which let the clock rise and so cost each shape the whole
+    warm-up; a fresh round's process waits for the last round's re-checks before its first
+    shape. `start` once a timing's calls are done, or a fresh process's inputs are read, and
+    `stop` right before the next timing's first call: the GEMM, on a stream of its own, keeps
+    the device as a shape's calls do in between, and counts as busy time. No code of the
+    solution runs while the kept outputs are written: the GEMM calls only functions captured at
+    import.
 
-    Only where the busy warm-up applies (CUDA, `busy_gap_s` set). Where the GEMM cannot run
-    (its operands do not fit beside the solution's memory, say), `stop` says why and the gap is
-    counted from the last timing, as without it.
+    Only where the busy warm-up applies (CUDA, a busy gap set). Where the GEMM cannot run (its
+    operands do not fit beside the solution's memory, say), `stop` says why and the next timing
+    counts its gap from the last one, as without it.
     """
 
     def __init__(self):
@@ -372,12 +385,13 @@ class BusyDevice:
         self._stream = None
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
-        self._outcome: list = []  # the GEMM's end on the clock, or the error that stopped it
+        self._gap_s = 0.0
+        self._outcome: list = []  # (start, end) on the clock, or the error that stopped it
 
-    def start(self, settings: Settings, device: str) -> None:
-        if device != "cuda" or settings.busy_gap_s <= 0 or self._worker is not None:
+    def start(self, busy_gap_s: float, device: str) -> None:
+        if device != "cuda" or busy_gap_s <= 0 or self._worker is not None:
             return
-        self._stop, self._outcome = threading.Event(), []
+        self._stop, self._outcome, self._gap_s = threading.Event(), [], busy_gap_s
         self._worker = _Thread(target=self._run, daemon=True)
         self._worker.start()
 
@@ -392,12 +406,15 @@ class BusyDevice:
         outcome = self._outcome[0] if self._outcome else RuntimeError("no outcome")
         if isinstance(outcome, BaseException):
             return f"{type(outcome).__name__}: {outcome}"[:300]
-        _ended[0] = outcome  # the GEMM's stream synchronized: idle from then
+        started, ended = outcome
+        if _ended[0] is None or started - _ended[0] >= self._gap_s:  # it began on an idle device
+            _busy_since[0] = started
+        _ended[0] = ended  # the GEMM's stream synchronized: idle from then
         return ""
 
     def _run(self) -> None:
+        started = _perf_counter()
         try:
-            started = _perf_counter()
             if self._stream is None:
                 self._stream = _new_stream(device="cuda")
             queued: deque = deque()
@@ -418,7 +435,7 @@ class BusyDevice:
                     if len(queued) > BUSY_QUEUED:
                         _event_synchronize(queued.popleft())
             _stream_synchronize(self._stream)
-            self._outcome.append(_perf_counter())
+            self._outcome.append((started, _perf_counter()))
         except Exception as error:  # no busy device: the next shape takes the whole warm-up
             self._outcome.append(error)
 

@@ -313,6 +313,7 @@ def test_a_timing_soon_after_another_warms_up_for_the_busy_warmup_only(
     clock = _clock_on(monkeypatch, device)
     monkeypatch.setattr(timing, "_clock", lambda *args: clock)
     monkeypatch.setattr(timing, "_ended", [None])
+    monkeypatch.setattr(timing, "_busy_since", [None])
     settings = timing.Settings(
         warmup=2, warmup_s=0.5, busy_gap_s=0.2, busy_warmup_s=0.1, min_samples=5, max_samples=5
     )
@@ -340,7 +341,7 @@ def test_the_busy_gemm_runs_only_where_the_busy_warm_up_applies(monkeypatch):
         (timing.Settings(busy_gap_s=0.0), "cuda"),
         (timing.Settings(busy_gap_s=0.01), "cpu"),
     ]:
-        busy.start(settings, device)
+        busy.start(settings.busy_gap_s, device)
         assert busy.stop() == ""
     assert timing._ended == [12.0]
 
@@ -352,8 +353,31 @@ def test_a_busy_gemm_that_cannot_run_says_why_and_the_gap_counts_from_the_last_t
     gap is counted from the last timing's end, so it takes the whole warm-up."""
     monkeypatch.setattr(timing, "_ended", [12.0])
     busy = timing.BusyDevice()
-    busy.start(timing.Settings(busy_gap_s=0.01), "cuda")
+    busy.start(0.01, "cuda")
     error = busy.stop()
     assert "cuda" in error.lower()
     assert timing._ended == [12.0]
     assert busy.stop() == ""  # stopped once: nothing left to stop
+
+
+@pytest.mark.parametrize(("busy_for_s", "warmed_s"), [(0.3, 0.2), (2.0, 0.1), (0.0, 0.5)])
+def test_the_time_the_device_was_busy_before_a_timing_counts_as_its_warm_up(
+    monkeypatch, busy_for_s, warmed_s
+):
+    """A timing that starts right after the device was busy (the engine's GEMM in a fresh
+    round's process, say) warms up for what `warmup_s` leaves of that busy time, and for
+    `busy_warmup_s` of its own calls at least: every sample follows `warmup_s` of work."""
+    device = _FakeDevice(call_us=1000.0, side_us=0.0, wake_us=2.0)
+    clock = _clock_on(monkeypatch, device)
+    monkeypatch.setattr(timing, "_clock", lambda *args: clock)
+    device.now = 100e6
+    now_s = device.now / 1e6
+    monkeypatch.setattr(timing, "_ended", [now_s - 0.001] if busy_for_s else [None])
+    monkeypatch.setattr(timing, "_busy_since", [now_s - busy_for_s])
+    settings = timing.Settings(
+        warmup=2, warmup_s=0.5, busy_gap_s=0.01, busy_warmup_s=0.1, min_samples=5, max_samples=5
+    )
+    samples = timing.measure(device.call, [[torch.ones(4)]], device="cuda", settings=settings)
+    assert samples.warmup_took_s == pytest.approx(warmed_s, abs=0.005)
+    # The busy time goes on from where it began; a timing after an idle device starts it.
+    assert timing._busy_since == [now_s - busy_for_s if busy_for_s else now_s]
