@@ -54,15 +54,14 @@ IDLE_START_FLAGS = frozenset({"side_stream"})
 # runs a step or two higher for 0.2-0.3 s after the device idles (between shapes, say), and a
 # compute-bound call follows it (806 us after warming, 796 us before); memory-bound calls do not.
 COMPUTE_WARMUP_S = 0.5
-# A compute-bound shape timed less than this long after the one before it in the same process
-# (a round's shapes run back to back, re-checked after) warms up for the base 0.1 s only
-# (runners.timing.Settings.busy_gap_s): the device did not idle long enough for its clock to
-# rise. On an H200 a bf16 GEMM's first calls after 5 ms idle ran at the busy pace, after 20 ms
-# 4 % faster, after 50 ms 13 % faster (`bench/warmup_gap.py`). In a trial whose candidate held
-# its kept outputs until the round's end, fp8_gemm's shapes followed each other 2-5 ms apart and
-# its performance gate took 46 s instead of 67 (docs/benchmarks.md, "Cost of a grade", Session
-# 48); each shape now writes its kept outputs before the next starts, and the gap says which
-# warm-up it takes.
+# A compute-bound timing that starts less than this long after the device was last busy in the
+# same process counts the time it has been busy as warm-up, at least 0.1 s of its own calls
+# (runners.timing.Settings.busy_gap_s): a shape timed right after another warms up for 0.1 s.
+# On an H200 a bf16 GEMM's first calls after 5 ms idle ran at the busy pace, after 20 ms 4 %
+# faster, after 50 ms 13 % faster (`bench/warmup_gap.py`). Between two shapes the candidate
+# writes the kept outputs and builds the next model (22 ms to a second), and keeps the device
+# busy meanwhile (runners.timing.BusyDevice): fp8_gemm's re-grade went from 74-77 s to 56-64 s
+# on H200 hosts (docs/benchmarks.md, "Cost of a grade", Session 50).
 COMPUTE_BUSY_GAP_S = 0.01
 # Inputs and outputs of timed calls spread over this much memory (runners.timing.Settings).
 SPREAD_BYTES = 2 * 2**30
