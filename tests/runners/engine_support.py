@@ -51,6 +51,22 @@ def grade_tiny(solution: str, *, static: bool = True, device: str = "cpu"):
     )
 
 
+def prepared_reference(problem, tmp_path: Path):
+    """A reference process object (in this process) that prepared `problem`'s first CPU shape
+    under tmp_path/in and tmp_path/ref; returns it, the shape's plan and the inputs folder."""
+    from runners.oracle import Oracle
+    from runners.plan import plan_shapes
+
+    plan = plan_shapes(problem, "cpu")[0][0]
+    in_dir, ref_dir = tmp_path / "in", tmp_path / "ref"
+    in_dir.mkdir()
+    ref_dir.mkdir()
+    oracle = Oracle()
+    request = {"problem_dir": str(problem.path), "device": "cpu", "shapes": [plan.message()]}
+    oracle.prepare({**request, "in_dir": str(in_dir), "ref_dir": str(ref_dir)})
+    return oracle, plan, in_dir
+
+
 def fast_limits(device: str) -> dict:
     """FAST_LIMITS, without the data and process limits on CUDA, where the engine's defaults
     hold: on a 64-core H100 host torch and the CUDA driver start more than 64 threads (which

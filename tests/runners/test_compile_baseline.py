@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from engine_support import prepared_reference
 
 from runners import performance
-from runners.oracle import Oracle
 from runners.plan import plan_shapes, shape_file
 from runners.problem import load_problem
 from runners.schema import ShapeResult, TimingStats
@@ -28,15 +28,7 @@ def eager_backend(monkeypatch):
 
 def compile_baseline(tmp_path, slug: str) -> dict:
     """The reference process's compile baseline of `slug`'s first smoke shape on the CPU."""
-    problem = load_problem(slug)
-    plan = plan_shapes(problem, "cpu")[0][0]
-    in_dir, ref_dir = tmp_path / "in", tmp_path / "ref"
-    in_dir.mkdir()
-    ref_dir.mkdir()
-    oracle = Oracle()
-    shapes = [plan.message()]
-    request = {"problem_dir": str(problem.path), "device": "cpu", "shapes": shapes}
-    oracle.prepare(request | {"in_dir": str(in_dir), "ref_dir": str(ref_dir)})
+    oracle, plan, in_dir = prepared_reference(load_problem(slug), tmp_path)
     settings = Settings(warmup=1, warmup_s=0.0, min_samples=3, max_samples=3, cap_s=1.0)
     return oracle.baseline(
         {

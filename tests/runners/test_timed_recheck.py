@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from engine_support import prepared_reference
 
 from runners import tensor_file, timing
 from runners.gates import Grading
@@ -196,13 +197,7 @@ def select(tmp_path):
     values in another order than the reference's) for a call on base 0 (normal) and one on base
     1 (large_x)."""
     problem = load_problem(SELECT)
-    plan = plan_shapes(problem, "cpu")[0][0]
-    in_dir, ref_dir = tmp_path / "in", tmp_path / "ref"
-    in_dir.mkdir()
-    ref_dir.mkdir()
-    oracle = Oracle()
-    request = {"problem_dir": str(SELECT), "device": "cpu", "shapes": [plan.message()]}
-    oracle.prepare({**request, "in_dir": str(in_dir), "ref_dir": str(ref_dir)})
+    oracle, plan, in_dir = prepared_reference(problem, tmp_path)
     spec = importlib.util.spec_from_file_location("select_honest", SELECT_HONEST)
     honest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(honest)
