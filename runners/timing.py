@@ -358,6 +358,11 @@ _busy_since: list[float | None] = [None]
 BUSY_SIDE = 4096
 BUSY_QUEUED = 4
 BUSY_LIMIT_S = 5.0
+# The share of its span the GEMM must have kept the device busy for that span to count as busy
+# time. The thread needs the GIL for each launch, and while the main thread runs Python (a
+# model's constructor, say) it gets it every 5 ms switch interval at best, one 0.2 ms GEMM at a
+# time: such a span is an idle device, and the next shape warms up as after one.
+BUSY_DUTY = 0.9
 
 
 class BusyDevice:
@@ -371,13 +376,14 @@ class BusyDevice:
     warm-up; a fresh round's process waits for the last round's re-checks before its first
     shape. `start` once a timing's calls are done, or a fresh process's inputs are read, and
     `stop` right before the next timing's first call: the GEMM, on a stream of its own, keeps
-    the device as a shape's calls do in between, and counts as busy time. No code of the
-    solution runs while the kept outputs are written: the GEMM calls only functions captured at
-    import.
+    the device as a shape's calls do in between, and counts as busy time where it kept the
+    device busy for BUSY_DUTY of it (events around each product say how long the device
+    worked). No code of the solution runs while the kept outputs are written: the GEMM calls
+    only functions captured at import.
 
     Only where the busy warm-up applies (CUDA, a busy gap set). Where the GEMM cannot run (its
-    operands do not fit beside the solution's memory, say), `stop` says why and the next timing
-    counts its gap from the last one, as without it.
+    operands do not fit beside the solution's memory, say) or kept the device busy for less,
+    `stop` says why and the next timing counts its gap from the last one, as without it.
     """
 
     def __init__(self):
@@ -386,38 +392,45 @@ class BusyDevice:
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._gap_s = 0.0
-        self._outcome: list = []  # (start, end) on the clock, or the error that stopped it
+        # (start, end) on the clock and the device's busy share, or why it did not count
+        self._outcome: list = []
 
     def start(self, busy_gap_s: float, device: str) -> None:
         if device != "cuda" or busy_gap_s <= 0 or self._worker is not None:
             return
         self._stop, self._outcome, self._gap_s = threading.Event(), [], busy_gap_s
-        self._worker = _Thread(target=self._run, daemon=True)
-        self._worker.start()
+        worker = _Thread(target=self._run, daemon=True)
+        try:
+            worker.start()
+        except RuntimeError as error:  # no thread to be had: `stop` says so
+            self._outcome.append(error)
+            return
+        self._worker = worker
 
     def stop(self) -> str:
-        """Stop the GEMM and wait for the device; returns why it could not run ('' if it ran
-        or was not started)."""
-        if self._worker is None:
+        """Stop the GEMM and wait for the device; returns why it did not count as busy time
+        ('' if it did, or was not started)."""
+        if self._worker is not None:
+            self._stop.set()
+            self._worker.join()
+            self._worker = None
+        outcome, self._outcome = (self._outcome or [None])[0], []
+        if outcome is None:  # not started, or stopped before its first product
             return ""
-        self._stop.set()
-        self._worker.join()
-        self._worker = None
-        outcome = self._outcome[0] if self._outcome else RuntimeError("no outcome")
         if isinstance(outcome, BaseException):
             return f"{type(outcome).__name__}: {outcome}"[:300]
-        started, ended = outcome
+        started, ended, duty = outcome
+        if duty < BUSY_DUTY:
+            return f"the busy GEMM kept the device busy {duty:.0%} of {ended - started:.3f} s"
         if _ended[0] is None or started - _ended[0] >= self._gap_s:  # it began on an idle device
             _busy_since[0] = started
         _ended[0] = ended  # the GEMM's stream synchronized: idle from then
         return ""
 
     def _run(self) -> None:
-        started = _perf_counter()
         try:
             if self._stream is None:
                 self._stream = _new_stream(device="cuda")
-            queued: deque = deque()
             with _no_grad(), _on_stream(self._stream):
                 if self._operands is None:
                     # Random operands: a GEMM's power, which sets the clock, grows with its
@@ -426,18 +439,48 @@ class BusyDevice:
                         _randn(BUSY_SIDE, BUSY_SIDE, dtype=torch.bfloat16, device="cuda")
                         for _ in range(3)
                     )
-                a, b, out = self._operands
-                while not self._stop.is_set() and _perf_counter() - started < BUSY_LIMIT_S:
-                    _mm(a, b, out=out)
-                    event = _Event()
-                    _record(event, self._stream)
-                    queued.append(event)
-                    if len(queued) > BUSY_QUEUED:
-                        _event_synchronize(queued.popleft())
-            _stream_synchronize(self._stream)
-            self._outcome.append((started, _perf_counter()))
+                self._loop(*self._operands)
         except Exception as error:  # no busy device: the next shape takes the whole warm-up
-            self._outcome.append(error)
+            self._outcome[:] = [error]
+        finally:
+            if self._stream is not None:
+                try:
+                    _stream_synchronize(self._stream)
+                except Exception as error:
+                    self._outcome[:] = [error]
+
+    def _loop(self, a, b, out) -> None:
+        """GEMMs until stopped, BUSY_QUEUED queued ahead, each between two events; leaves in
+        `_outcome` the host's times of the first launch and of the end, and the share of the
+        device's span, from the first product's start to the last one's end, spent in them."""
+        began = started = _perf_counter()
+        queued: deque = deque()
+        first = last = None
+        busy_ms = 0.0
+
+        def done(pair) -> None:
+            nonlocal last, busy_ms
+            begin, end = pair
+            _event_synchronize(end)
+            busy_ms += _elapsed(begin, end)
+            last = end
+
+        while not self._stop.is_set() and _perf_counter() - began < BUSY_LIMIT_S:
+            begin, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _record(begin, self._stream)
+            _mm(a, b, out=out)
+            _record(end, self._stream)
+            if first is None:  # the device is busy from this launch on
+                first, started = begin, _perf_counter()
+            queued.append((begin, end))
+            if len(queued) > BUSY_QUEUED:
+                done(queued.popleft())
+        while queued:
+            done(queued.popleft())
+        if first is not None:
+            span_ms = _elapsed(first, last)
+            duty = busy_ms / span_ms if span_ms > 0 else 1.0
+            self._outcome[:] = [(started, _perf_counter(), duty)]
 
 
 def _clock(device: str, settings: Settings) -> _CudaClock | _HostClock:

@@ -93,3 +93,7 @@ def test_a_load_reads_the_models_state_ahead_and_the_model_takes_it(graded, monk
     fresh.time({**request, "settings": settings.__dict__})
     assert read == [request["state"], request["init"]]  # the state was not read again
     assert fresh.states == {}
+    # A shape whose model the process holds already (a fresh process builds the first shape's
+    # at its start) needs no state read ahead.
+    fresh.load({"inputs": [request["inputs"]], "states": [request["state"]]})
+    assert read == [request["state"], request["init"]] and fresh.states == {}

@@ -381,3 +381,42 @@ def test_the_time_the_device_was_busy_before_a_timing_counts_as_its_warm_up(
     assert samples.warmup_took_s == pytest.approx(warmed_s, abs=0.005)
     # The busy time goes on from where it began; a timing after an idle device starts it.
     assert timing._busy_since == [now_s - busy_for_s if busy_for_s else now_s]
+
+
+def test_a_busy_gemm_that_could_not_start_a_thread_says_why_once(monkeypatch):
+    """A thread the process cannot start (its limit on processes reached) leaves the timing as
+    if no GEMM ran, and the next request finds nothing left to stop."""
+
+    class NoThread:
+        def __init__(self, **kwargs):
+            pass
+
+        def start(self):
+            raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(timing, "_Thread", NoThread)
+    monkeypatch.setattr(timing, "_ended", [12.0])
+    busy = timing.BusyDevice()
+    busy.start(0.01, "cuda")
+    assert busy.stop() == "RuntimeError: can't start new thread"
+    assert busy.stop() == "" and timing._ended == [12.0]
+
+
+@pytest.mark.parametrize(
+    ("duty", "counted"), [(0.97, True), (0.04, False)], ids=["busy", "starved"]
+)
+def test_a_busy_span_counts_only_where_the_gemm_kept_the_device_busy(monkeypatch, duty, counted):
+    """The GEMM's events say how much of its span the device worked: a span it kept busy counts
+    (the next timing's gap and busy time run from it); one where its thread was starved of the
+    GIL, the device mostly idle, does not."""
+    monkeypatch.setattr(timing, "_ended", [10.0])
+    monkeypatch.setattr(timing, "_busy_since", [9.0])
+    busy = timing.BusyDevice()
+    busy._gap_s = 0.01
+    busy._outcome = [(10.005, 10.8, duty)]  # what the thread left: started, ended, duty
+    message = busy.stop()
+    if counted:
+        assert message == "" and timing._ended == [10.8] and timing._busy_since == [9.0]
+    else:
+        assert message == "the busy GEMM kept the device busy 4% of 0.795 s"
+        assert timing._ended == [10.0] and timing._busy_since == [9.0]
