@@ -212,13 +212,17 @@ class Performance:
         # The next round's process reads its inputs while this round's are re-checked: every
         # shape's for a base round, for a further one those whose rounds disagree so far (the
         # re-checks settle it, `_settle`, unless one fails).
-        upcoming = self._counting(self.timed) if index + 1 < self.base_rounds else []
-        if self.base_rounds <= index + 1 < self.most_rounds:
+        if index + 1 < self.base_rounds:
+            upcoming = self._counting(self.timed)
+        elif index + 1 < self.most_rounds:
+            counting = self._counting(plans)
             upcoming = [
                 plan
                 for plan, reply, _ in timed
-                if plan in self._counting(plans) and _unsettled_with(samples[plan.id], reply)
+                if plan in counting and _unsettled_with(samples[plan.id], reply)
             ]
+        else:
+            upcoming = []
         if upcoming:
             self._restart(gate)
             self.grading.preload_candidate(upcoming, busy_gap_s=settings.busy_gap_s)

@@ -22,7 +22,6 @@ import json
 import os
 import secrets
 import shutil
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -38,8 +37,7 @@ STALE_STAGING_S = 3600.0
 # about 2.3 GB/s on an H200 host, and softmax's largest shape has two files of 3.3 GB, which a
 # re-grade copied one after the other (docs/benchmarks.md, "Cost of a grade", Session 49).
 COPY_THREADS = 8
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+_pool = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="reference-copy")  # threads on use
 # Where each of a shape's files goes in the run folder (runners.plan.RunFolder), by its name in
 # an entry, and who may read it there: the candidate reads in/, never ref/.
 # Named in an entry by kind and suffix (runners.plan.SHAPE_FILE_SUFFIXES).
@@ -185,10 +183,6 @@ class ReferenceCache:
 
 def _copy(files: list[tuple[Path, Path]]) -> list[Future]:
     """Start copying each (source, target) on the copying threads; returns their futures."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="reference-copy")
     return [_pool.submit(shutil.copyfile, source, target) for source, target in files]
 
 

@@ -62,8 +62,7 @@ MAX_DIMS = 64
 # once (bench/deck_gpu.py grades four failing controls side by side in one process) mixes their
 # chunks, and a right output read back wrong.
 _local = threading.local()
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+_pool = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="tensor-file")  # threads made on use
 
 
 class UnreadableFile(ValueError):
@@ -218,10 +217,6 @@ def _each(work: Callable[[Any], None], items: list) -> None:
         for item in items:
             work(item)
         return
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="tensor-file")
     futures = [_pool.submit(work, item) for item in items]
     errors = [future.exception() for future in futures]
     failed = next((error for error in errors if error is not None), None)

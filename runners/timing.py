@@ -27,7 +27,7 @@ _record = torch.cuda.Event.record
 _elapsed = torch.cuda.Event.elapsed_time
 _query = torch.cuda.Event.query
 _no_grad = torch.no_grad
-# The busy device's work (`kept_busy`): captured like the clocks, since it runs after the solution
+# `BusyDevice`'s work: captured like the clocks, since it runs after the solution
 # was imported and before its kept outputs are written, where none of the solution's code may run.
 _mm = torch.mm
 _randn = torch.randn
