@@ -97,3 +97,18 @@ def test_a_load_reads_the_models_state_ahead_and_the_model_takes_it(graded, monk
     # at its start) needs no state read ahead.
     fresh.load({"inputs": [request["inputs"]], "states": [request["state"]]})
     assert read == [request["state"], request["init"]] and fresh.states == {}
+
+
+def test_states_past_the_read_ahead_budget_are_read_by_their_model_as_before(graded, monkeypatch):
+    """A state that does not fit PRELOAD_STATE_BYTES is not read ahead: its shape's model reads
+    it from the file, as without a read-ahead, and times the same way."""
+    request = graded[3]
+    monkeypatch.setattr(child, "PRELOAD_STATE_BYTES", 1)
+    fresh = child.Candidate(PROBLEM.path / "reference.py", "cpu")
+    fresh.build(request)
+    fresh.model, fresh.model_key = None, None
+    fresh.load({"inputs": [request["inputs"]], "states": [request["state"]]})
+    assert fresh.states == {}
+    settings = timing.Settings(warmup=1, min_samples=3, max_samples=3)
+    reply = fresh.time({**request, "settings": settings.__dict__})
+    assert len(reply["event_ms"]) == 3 and fresh.model is not None
