@@ -8,6 +8,7 @@ shape parameters. The parent decides every verdict from the saved outputs.
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -204,8 +205,18 @@ class Candidate:
         return self.model
 
 
+class _SourceOnly(importlib.machinery.SourceFileLoader):
+    """Imports solution.py from its source, never from bytecode in __pycache__: the folder is
+    the candidate's, and bytecode written there (by an earlier process of the grade, with the
+    source's size and time in its header) would run code the static gate never read."""
+
+    def get_code(self, fullname: str) -> Any:
+        return compile(self.get_data(self.path), self.path, "exec", dont_inherit=True)
+
+
 def _import_solution(path: Path):
-    spec = importlib.util.spec_from_file_location("solution", path)
+    loader = _SourceOnly("solution", str(path))
+    spec = importlib.util.spec_from_file_location("solution", path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules["solution"] = module
     spec.loader.exec_module(module)

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from runners import (
+    build_cache,
     environment,
     hardware,
     processes,
@@ -107,6 +108,9 @@ class Grading:
             cached,
             plans,
         )
+        restored = self._restore_builds()
+        if restored:
+            gate.details["builds_restored_bytes"] = restored
         reply = self._build_candidate(Verdict.BUILD_ERROR)
         gate.details["import_and_construct_s"] = round(reply["seconds"], 3)
         gate.reason = "imported, constructed and loaded the reference state_dict strictly"
@@ -143,6 +147,39 @@ class Grading:
         if cache and missing:
             self._store_references(cache, [(entries[plan.id], plan.id) for plan in missing])
         return len(restored)
+
+    def _build_entry(self) -> tuple[build_cache.BuildCache, str] | None:
+        """The worker's build cache and this solution's entry in it (runners.build_cache): only
+        sandboxed grades use it, as they do the reference cache."""
+        cache = build_cache.BuildCache.under(processes.cache_home()) if self._sandboxed else None
+        if cache is None:
+            return None
+        software = {key: self.result.environment.get(key) for key in ("gpu", "torch", "cuda")}
+        entry = build_cache.key(self.problem.version, self._graded_files, self.device, software)
+        return cache, entry
+
+    def _restore_builds(self) -> int:
+        """Put an earlier grade's builds of the same files in the candidate's folder, before it
+        imports the solution; returns the bytes restored."""
+        found = self._build_entry()
+        return found[0].restore(found[1], self.folder.cand, self.folder.uid) if found else 0
+
+    def _store_builds(self) -> None:
+        """Keep what the candidate built, once its processes have ended, where it built from
+        the graded files (a grade that rewrote them is forbidden and keeps nothing)."""
+        build = self.result.gate("build")
+        if build is None or build.status != "pass" or self.result.verdict == Verdict.FORBIDDEN:
+            return
+        found = self._build_entry()
+        if found is None:
+            return
+        cache, entry = found
+        try:
+            self.check_files_unchanged()
+        except GateFailure:
+            return
+        if cache.store(entry, self.folder.cand, graded=self._graded_files):
+            cache.trim()
 
     def _store_references(self, cache: reference_cache.ReferenceCache, shapes: list) -> None:
         """Copy what the reference process wrote into the cache, in the background while the
@@ -541,6 +578,7 @@ class Grading:
                 self._spare = None
             if self.oracle:
                 self.oracle.close()
+            self._store_builds()
         finally:
             try:
                 self.finish_caching()  # before the run folder it copies from goes

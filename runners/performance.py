@@ -554,6 +554,9 @@ class Performance:
                         stopped = "the reference process was stopped"
                     continue
                 setattr(shape, f"baseline_{kind}", stats)
+                progress.info(
+                    "baseline %s of %s in %.1f s", kind, plan.name, time.monotonic() - asked
+                )
         return notes
 
     def _cached_baselines(self, plan: ShapePlan) -> list[str]:

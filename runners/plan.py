@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runners import sandbox
 from runners.problem import Problem, copy_without_hidden, problem_roots
 from runners.solution_files import read_solution
 
@@ -101,6 +102,7 @@ class RunFolder:
 
     def __init__(self, *, uid: int, sandboxed: bool):
         base = SHARED_MEMORY if _roomy(SHARED_MEMORY) else None
+        self.uid = uid  # the candidate's, where sandboxed
         self.root = Path(tempfile.mkdtemp(prefix="arena-", dir=base))
         self.root.chmod(0o711)
         self.in_dir = self._mkdir("in", 0o755)
@@ -108,6 +110,8 @@ class RunFolder:
         self.cand = self._mkdir("cand", 0o700)
         self.oracle_home = self._mkdir("oracle", 0o700)
         self.kept = self._mkdir("kept", 0o700)
+        # Where the candidate finds cand/: in the sandbox, at one fixed path (runners.sandbox).
+        self.cand_at = sandbox.candidate_path(sandboxed) or self.cand
         if sandboxed:
             os.chown(self.cand, uid, uid)
         self.harness = self._copy_harness()

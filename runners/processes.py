@@ -64,9 +64,14 @@ def start(problem: Problem, solution: Path, device: str, limits: sandbox.Limits)
         raise
     try:
         inner = sandbox.python_argv(folder.harness, "runners.child")
-        inner += ["--solution", str(copied), "--device", device]
+        seen = folder.cand_at / copied.relative_to(folder.cand)  # where the candidate runs
+        inner += ["--solution", str(seen), "--device", device]
         argv, isolation, preexec = sandbox.candidate_command(
-            inner, limits=limits, uid=uid, masked=masked_paths(problem)
+            inner,
+            limits=limits,
+            uid=uid,
+            masked=masked_paths(problem),
+            folder=folder.cand if folder.cand_at != folder.cand else None,
         )
         candidate = new_candidate((argv, preexec), folder, device)
     except BaseException:
@@ -82,7 +87,7 @@ def new_candidate(command: tuple[list[str], Any], folder: RunFolder, device: str
     argv, preexec = command
     return Worker(
         argv,
-        env=sandbox.child_env(folder.cand, device=device),
+        env=sandbox.child_env(folder.cand_at, device=device),
         cwd=folder.cand,
         log_path=folder.root / "candidate.log",
         preexec_fn=preexec,

@@ -29,6 +29,12 @@ _PR_SET_PDEATHSIG = 1
 _UID_BASE = 200_000
 _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_VISIBLE_DEVICES")
 _INIT_FAILED = 97
+# In the namespace the candidate's folder is also mounted here (on a tmpfs over /mnt), and the
+# candidate runs there: its HOME, its caches and `__file__` are the same paths in every grade.
+# ninja rebuilds what it built under another path, and the run folder's path is new each grade,
+# so a build kept from an earlier grade of the same files (runners.build_cache) is found only
+# where it was built.
+CANDIDATE_PATH = Path("/mnt/arena/cand")
 
 
 @dataclass(frozen=True)
@@ -121,12 +127,20 @@ def python_argv(harness: Path, module: str) -> list[str]:
 
 
 def candidate_command(
-    inner: list[str], *, limits: Limits, uid: int, masked: list[Path]
+    inner: list[str],
+    *,
+    limits: Limits,
+    uid: int,
+    masked: list[Path],
+    folder: Path | None = None,
 ) -> tuple[list[str], dict[str, Any], Any]:
-    """The candidate's argv, what it applies (for `isolation`) and a preexec hook (fallback)."""
+    """The candidate's argv, what it applies (for `isolation`) and a preexec hook (fallback).
+    `folder`: the candidate's folder, mounted at CANDIDATE_PATH in the namespace, where it runs
+    (`candidate_path`)."""
     caps = probe()
     if caps.namespaces and caps.setpriv:
-        argv = [*_UNSHARE, "--", "/bin/sh", "-c", _init_script(masked), "sandbox-init"]
+        init = _init_script(masked, folder)
+        argv = [*_UNSHARE, "--", "/bin/sh", "-c", init, "sandbox-init"]
         argv += _prlimit_argv(limits) + _setpriv_argv(uid) + inner
         return argv, _isolation(limits, uid, masked, namespaces=True), _die_with_parent
     isolation = _isolation(limits, os.geteuid(), [], namespaces=False)
@@ -134,8 +148,14 @@ def candidate_command(
     return inner, isolation, functools.partial(_fallback_limits, limits)
 
 
-def _init_script(masked: list[Path]) -> str:
-    """The namespace's init: hide the problem folders, run the candidate, report its status.
+def candidate_path(sandboxed: bool) -> Path | None:
+    """Where a sandboxed candidate finds its folder (None: where the engine made it)."""
+    return CANDIDATE_PATH if sandboxed and Path("/mnt").is_dir() else None
+
+
+def _init_script(masked: list[Path], folder: Path | None = None) -> str:
+    """The namespace's init: hide the problem folders, mount the candidate's `folder` at
+    CANDIDATE_PATH and enter it, run the candidate, report its status.
 
     It stays pid 1 (no exec) so a candidate killed by a signal reads as 128 + N, and so that
     killing this init from outside takes every process of the namespace with it.
@@ -143,6 +163,14 @@ def _init_script(masked: list[Path]) -> str:
     mounts = [
         f"mount -t tmpfs -o size=16k,mode=000 arena-mask {shlex.quote(str(p))}" for p in masked
     ]
+    if folder is not None:
+        fixed = shlex.quote(str(CANDIDATE_PATH))
+        mounts += [
+            "mount -t tmpfs -o size=16k,mode=755 arena-mnt /mnt",
+            f"mkdir -p {fixed}",
+            f"mount --bind {shlex.quote(str(folder))} {fixed}",
+            f"cd {fixed}",
+        ]
     checks = " && ".join(mounts) or "true"
     return f'{checks} || exit {_INIT_FAILED}; "$@"; exit $?'
 
