@@ -352,17 +352,16 @@ _ended: list[float | None] = [None]
 _busy_since: list[float | None] = [None]
 
 # `BusyDevice`'s GEMM: square bf16 operands of this side (32 MiB each), a product of about 0.2 ms
-# on an H100 or H200, at most BUSY_QUEUED of them queued ahead of the device, so the device
-# idles no more than that once it stops. It stops by itself after BUSY_LIMIT_S, where no next
-# timing came (a parent gone, say).
+# on an H100 or H200, at most BUSY_QUEUED of them (about 6 ms) queued ahead of the device. The
+# thread needs the GIL for each launch, and while the main thread runs Python (a model's
+# constructor, say) it gets it once per 5 ms switch interval at best: a queue shorter than that
+# lets the device idle between products (with 4 queued, fp8_gemm's spans between shapes kept it
+# busy for 68 % of 67 ms on an H200; docs/benchmarks.md, "Cost of a grade", Session 51). Once
+# stopped, the device finishes what is queued before the next timing starts. It stops by itself
+# after BUSY_LIMIT_S, where no next timing came (a parent gone, say).
 BUSY_SIDE = 4096
-BUSY_QUEUED = 4
+BUSY_QUEUED = 32
 BUSY_LIMIT_S = 5.0
-# The share of its span the GEMM must have kept the device busy for that span to count as busy
-# time. The thread needs the GIL for each launch, and while the main thread runs Python (a
-# model's constructor, say) it gets it every 5 ms switch interval at best, one 0.2 ms GEMM at a
-# time: such a span is an idle device, and the next shape warms up as after one.
-BUSY_DUTY = 0.9
 
 
 class BusyDevice:
@@ -376,13 +375,14 @@ class BusyDevice:
     warm-up; a fresh round's process waits for the last round's re-checks before its first
     shape. `start` once a timing's calls are done, or a fresh process's inputs are read, and
     `stop` right before the next timing's first call: the GEMM, on a stream of its own, keeps
-    the device as a shape's calls do in between, and counts as busy time where it kept the
-    device busy for BUSY_DUTY of it (events around each product say how long the device
-    worked). No code of the solution runs while the kept outputs are written: the GEMM calls
-    only functions captured at import.
+    the device as a shape's calls do in between, and counts as busy time where the device never
+    idled between two products for the busy gap or longer (`Settings.busy_gap_s`, the gap after
+    which a timing counts as following an idle device; events around each product say when the
+    device worked). No code of the solution runs while the kept outputs are written: the GEMM
+    calls only functions captured at import.
 
     Only where the busy warm-up applies (CUDA, a busy gap set). Where the GEMM cannot run (its
-    operands do not fit beside the solution's memory, say) or kept the device busy for less,
+    operands do not fit beside the solution's memory, say) or left the device idle longer,
     `stop` says why and the next timing counts its gap from the last one, as without it.
     """
 
@@ -419,9 +419,10 @@ class BusyDevice:
             return ""
         if isinstance(outcome, BaseException):
             return f"{type(outcome).__name__}: {outcome}"[:300]
-        started, ended, duty = outcome
-        if duty < BUSY_DUTY:
-            return f"the busy GEMM kept the device busy {duty:.0%} of {ended - started:.3f} s"
+        started, ended, idle_s = outcome
+        if idle_s >= self._gap_s:
+            span = ended - started
+            return f"the device idled {idle_s * 1e3:.1f} ms between two busy GEMMs in {span:.3f} s"
         if _ended[0] is None or started - _ended[0] >= self._gap_s:  # it began on an idle device
             _busy_since[0] = started
         _ended[0] = ended  # the GEMM's stream synchronized: idle from then
@@ -451,18 +452,19 @@ class BusyDevice:
 
     def _loop(self, a, b, out) -> None:
         """GEMMs until stopped, BUSY_QUEUED queued ahead, each between two events; leaves in
-        `_outcome` the host's times of the first launch and of the end, and the share of the
-        device's span, from the first product's start to the last one's end, spent in them."""
+        `_outcome` the host's times of the first launch and of the end, and the longest the
+        device idled between two products (seconds)."""
         began = started = _perf_counter()
         queued: deque = deque()
         first = last = None
-        busy_ms = 0.0
+        idle_ms = 0.0
 
         def done(pair) -> None:
-            nonlocal last, busy_ms
+            nonlocal last, idle_ms
             begin, end = pair
             _event_synchronize(end)
-            busy_ms += _elapsed(begin, end)
+            if last is not None:
+                idle_ms = max(idle_ms, _elapsed(last, begin))
             last = end
 
         while not self._stop.is_set() and _perf_counter() - began < BUSY_LIMIT_S:
@@ -478,9 +480,7 @@ class BusyDevice:
         while queued:
             done(queued.popleft())
         if first is not None:
-            span_ms = _elapsed(first, last)
-            duty = busy_ms / span_ms if span_ms > 0 else 1.0
-            self._outcome[:] = [(started, _perf_counter(), duty)]
+            self._outcome[:] = [(started, _perf_counter(), idle_ms / 1e3)]
 
 
 def _clock(device: str, settings: Settings) -> _CudaClock | _HostClock:

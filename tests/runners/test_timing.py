@@ -402,21 +402,65 @@ def test_a_busy_gemm_that_could_not_start_a_thread_says_why_once(monkeypatch):
     assert busy.stop() == "" and timing._ended == [12.0]
 
 
+@pytest.mark.parametrize(("stall_ms", "idle_ms"), [(4.0, 0.0), (20.0, 13.6)])
+def test_the_busy_gemm_rides_out_a_gil_stall_on_its_queue(monkeypatch, stall_ms, idle_ms):
+    """The GEMM keeps BUSY_QUEUED products (0.2 ms each) queued ahead: a host stall shorter than
+    the queue (the thread waiting for the GIL) leaves the device busy, a longer one idles it for
+    the difference, which the events measure between the two products around it."""
+    host, device, records = [0.0], [0.0], [0]  # ms, and events recorded (two a product)
+
+    class Stamp:
+        def __init__(self, enable_timing=True):
+            self.t = None
+
+    def record(event, stream):  # completes when the device reaches it
+        records[0] += 1
+        if records[0] == 101:  # the thread waited for the GIL before its 51st product
+            host[0] += stall_ms
+        event.t = device[0] = max(device[0], host[0])
+
+    def mm(a, b, out):
+        device[0] += 0.2
+        host[0] += 0.01
+
+    def synchronize(event):
+        host[0] = max(host[0], event.t)
+
+    class StopAfter:
+        def is_set(self):
+            return records[0] >= 400
+
+    monkeypatch.setattr(timing, "_Event", Stamp)
+    monkeypatch.setattr(timing, "_record", record)
+    monkeypatch.setattr(timing, "_mm", mm)
+    monkeypatch.setattr(timing, "_event_synchronize", synchronize)
+    monkeypatch.setattr(timing, "_elapsed", lambda a, b: b.t - a.t)
+    monkeypatch.setattr(timing, "_perf_counter", lambda: host[0] / 1e3)
+    busy = timing.BusyDevice()
+    busy._stop = StopAfter()
+
+    busy._loop(None, None, None)
+
+    started, ended, idle_s = busy._outcome[0]
+    assert idle_s * 1e3 == pytest.approx(idle_ms, abs=0.1)
+    assert ended == pytest.approx(200 * 0.2e-3 + idle_ms / 1e3, abs=1e-4)
+
+
 @pytest.mark.parametrize(
-    ("duty", "counted"), [(0.97, True), (0.04, False)], ids=["busy", "starved"]
+    ("idle_s", "counted"), [(0.004, True), (0.03, False)], ids=["busy", "starved"]
 )
-def test_a_busy_span_counts_only_where_the_gemm_kept_the_device_busy(monkeypatch, duty, counted):
-    """The GEMM's events say how much of its span the device worked: a span it kept busy counts
-    (the next timing's gap and busy time run from it); one where its thread was starved of the
-    GIL, the device mostly idle, does not."""
+def test_a_busy_span_counts_only_where_the_device_never_idled(monkeypatch, idle_s, counted):
+    """The GEMM's events say how long the device idled between two products: a span where it
+    never idled for the busy gap counts (the next timing's gap and busy time run from it); one
+    where its thread was starved of the GIL for longer does not."""
     monkeypatch.setattr(timing, "_ended", [10.0])
     monkeypatch.setattr(timing, "_busy_since", [9.0])
     busy = timing.BusyDevice()
     busy._gap_s = 0.01
-    busy._outcome = [(10.005, 10.8, duty)]  # what the thread left: started, ended, duty
+    busy._outcome = [(10.005, 10.8, idle_s)]  # what the thread left: started, ended, idle
     message = busy.stop()
     if counted:
         assert message == "" and timing._ended == [10.8] and timing._busy_since == [9.0]
     else:
-        assert message == "the busy GEMM kept the device busy 4% of 0.795 s"
+        assert message == "the device idled 30.0 ms between two busy GEMMs in 0.795 s"
         assert timing._ended == [10.0] and timing._busy_since == [9.0]
