@@ -154,7 +154,10 @@ class Candidate:
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
         """Read the inputs of the shapes the next requests will time, and their models'
         states while they fit in PRELOAD_STATE_BYTES, ahead of them. No model is built here:
-        a solution builds each right before its shape runs, as in every other request."""
+        a solution builds each right before its shape runs, as in every other request. The
+        round's first shape follows a busy device too (timing.BusyDevice): the GEMM starts
+        before the reads, which may end just as that shape's timing is asked for."""
+        self.busy.start(float(request.get("busy_gap_s") or 0.0), self.device)
         for path in request["inputs"]:
             self._inputs(path)
         held = 0
@@ -167,8 +170,6 @@ class Candidate:
                 if held > PRELOAD_STATE_BYTES:
                     break
                 self.states[path] = _load(path, weights_only=True)
-        # The round's first shape follows a busy device too (timing.BusyDevice).
-        self.busy.start(float(request.get("busy_gap_s") or 0.0), self.device)
         return _integrity()
 
     def _inputs(self, path: str) -> list[list[Any]]:

@@ -362,6 +362,11 @@ _busy_since: list[float | None] = [None]
 BUSY_SIDE = 4096
 BUSY_QUEUED = 32
 BUSY_LIMIT_S = 5.0
+# `start` waits this long at most for the first product's launch: the new thread needs the GIL,
+# and the caller would otherwise keep it (writing kept outputs) or ask for the next timing before
+# the GEMM began (a fresh process whose reads ended as its first timing came), so the device
+# idled and the next shape warmed up for the whole `warmup_s` (Session 51: most fp8_gemm rounds).
+BUSY_START_S = 0.05
 
 
 class BusyDevice:
@@ -392,13 +397,15 @@ class BusyDevice:
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._gap_s = 0.0
-        # (start, end) on the clock and the device's busy share, or why it did not count
+        self._launched = threading.Event()  # the first product is queued (or the thread ended)
+        # (start, end) on the clock and the device's longest idle, or why it did not count
         self._outcome: list = []
 
     def start(self, busy_gap_s: float, device: str) -> None:
         if device != "cuda" or busy_gap_s <= 0 or self._worker is not None:
             return
         self._stop, self._outcome, self._gap_s = threading.Event(), [], busy_gap_s
+        self._launched = threading.Event()
         worker = _Thread(target=self._run, daemon=True)
         try:
             worker.start()
@@ -406,6 +413,7 @@ class BusyDevice:
             self._outcome.append(error)
             return
         self._worker = worker
+        self._launched.wait(BUSY_START_S)  # the GIL is the thread's until it has launched
 
     def stop(self) -> str:
         """Stop the GEMM and wait for the device; returns why it did not count as busy time
@@ -444,6 +452,7 @@ class BusyDevice:
         except Exception as error:  # no busy device: the next shape takes the whole warm-up
             self._outcome[:] = [error]
         finally:
+            self._launched.set()  # nothing more to wait for, had it not launched
             if self._stream is not None:
                 try:
                     _stream_synchronize(self._stream)
@@ -474,6 +483,7 @@ class BusyDevice:
             _record(end, self._stream)
             if first is None:  # the device is busy from this launch on
                 first, started = begin, _perf_counter()
+                self._launched.set()
             queued.append((begin, end))
             if len(queued) > BUSY_QUEUED:
                 done(queued.popleft())

@@ -402,6 +402,26 @@ def test_a_busy_gemm_that_could_not_start_a_thread_says_why_once(monkeypatch):
     assert busy.stop() == "" and timing._ended == [12.0]
 
 
+def test_start_returns_once_the_gemm_has_launched(monkeypatch):
+    """`start` hands the GIL to the GEMM's thread until its first product is queued: the caller
+    would otherwise keep it (writing kept outputs) or ask for the next timing first."""
+    order = []
+
+    def run(self):
+        time.sleep(0.05)  # the thread's start, its stream, its first launch
+        order.append("launched")
+        self._launched.set()
+        self._stop.wait()
+
+    monkeypatch.setattr(timing, "BUSY_START_S", 30.0)
+    monkeypatch.setattr(timing.BusyDevice, "_run", run)
+    busy = timing.BusyDevice()
+    busy.start(0.01, "cuda")
+    order.append("returned")
+    assert busy.stop() == ""  # no outcome left: nothing counted
+    assert order == ["launched", "returned"]
+
+
 @pytest.mark.parametrize(("stall_ms", "idle_ms"), [(4.0, 0.0), (20.0, 13.6)])
 def test_the_busy_gemm_rides_out_a_gil_stall_on_its_queue(monkeypatch, stall_ms, idle_ms):
     """The GEMM keeps BUSY_QUEUED products (0.2 ms each) queued ahead: a host stall shorter than
@@ -442,6 +462,7 @@ def test_the_busy_gemm_rides_out_a_gil_stall_on_its_queue(monkeypatch, stall_ms,
     busy._loop(None, None, None)
 
     started, ended, idle_s = busy._outcome[0]
+    assert started == pytest.approx(0.0, abs=1e-4)  # the first launch, on the host's clock
     assert idle_s * 1e3 == pytest.approx(idle_ms, abs=0.1)
     assert ended == pytest.approx(200 * 0.2e-3 + idle_ms / 1e3, abs=1e-4)
 
