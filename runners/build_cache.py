@@ -33,9 +33,10 @@ import secrets
 import shutil
 import stat
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
+
+from runners import disk_cache
 
 DEFAULT_GB = 16.0
 # What in the candidate's folder is never kept, besides the graded files: the problem's copy
@@ -48,7 +49,6 @@ BYTECODE = "__pycache__"
 # What one entry may hold (a load_inline build is tens of MB): folders past either are not kept.
 ENTRY_BYTES = 2 * 2**30
 ENTRY_FILES = 20_000
-STALE_STAGING_S = 3600.0
 
 
 def key(problem_version: str, files: dict[str, str | None], device: str, software: dict) -> str:
@@ -71,18 +71,8 @@ class BuildCache:
     @classmethod
     def under(cls, home: Path) -> BuildCache | None:
         """The cache in the engine's cache home, sized by the environment; None when off."""
-        raw = os.environ.get("KERNEL_ARENA_BUILD_CACHE_GB", str(DEFAULT_GB))
-        try:
-            size = float(raw)
-        except ValueError:
-            raise ValueError(
-                f"KERNEL_ARENA_BUILD_CACHE_GB={raw!r}: expected a number of GiB (0: off)"
-            ) from None
-        if size <= 0:
-            return None
-        root = home / "builds"
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return cls(root, int(size * 2**30))
+        sized = disk_cache.sized_root(home, "builds", "KERNEL_ARENA_BUILD_CACHE_GB", DEFAULT_GB)
+        return cls(*sized) if sized else None
 
     def restore(self, entry: str, cand: Path, uid: int) -> int:
         """Copy the entry into the candidate's folder `cand`, owned by the candidate's `uid`;
@@ -107,7 +97,7 @@ class BuildCache:
         candidate's processes have ended."""
         skipped = {*graded, *NOT_KEPT}
         size = _walk(cand, skipped, None)
-        if size is None or size == 0 or size <= _bytes(self.root / entry):
+        if size is None or size == 0 or size <= disk_cache.folder_bytes(self.root / entry):
             return False
         staging = self.root / f".staging-{secrets.token_hex(8)}"
         staging.mkdir(mode=0o700)
@@ -128,23 +118,8 @@ class BuildCache:
             shutil.rmtree(staging, ignore_errors=True)
 
     def trim(self) -> None:
-        """Remove the least recently used entries until the rest fit in `max_bytes`, and what a
-        grade that died while storing left behind over an hour ago."""
-        entries = []
-        for path in self.root.iterdir():
-            if path.name.startswith("."):
-                with contextlib.suppress(OSError):
-                    if time.time() - path.lstat().st_mtime > STALE_STAGING_S:
-                        shutil.rmtree(path, ignore_errors=True)
-                continue
-            with contextlib.suppress(OSError):  # removed by another grade meanwhile
-                entries.append((path.stat().st_mtime, _bytes(path), path))
-        total = sum(size for _, size, _ in entries)
-        for _, size, path in sorted(entries):
-            if total <= self.max_bytes:
-                break
-            shutil.rmtree(path, ignore_errors=True)
-            total -= size
+        """Keep the cache to its size (runners.disk_cache.trim)."""
+        disk_cache.trim(self.root, self.max_bytes)
 
 
 def _walk(cand: Path, skipped: set[str], staging: Path | None) -> int | None:
@@ -202,13 +177,3 @@ def _mode(path: Path) -> int:
         return path.lstat().st_mode
     except OSError:
         return 0
-
-
-def _bytes(folder: Path) -> int:
-    """The bytes of the regular files under `folder` (0: none there)."""
-    total = 0
-    for path in folder.rglob("*") if folder.is_dir() else []:
-        with contextlib.suppress(OSError):
-            info = path.lstat()
-            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
-    return total

@@ -16,21 +16,19 @@ candidate reads its copies in the run folder, never the cache.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import secrets
 import shutil
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from runners import disk_cache
 from runners.plan import SHAPE_FILE_SUFFIXES, shape_file
 
 DEFAULT_GB = 64.0
-STALE_STAGING_S = 3600.0
 # A shape's files are copied side by side, COPY_THREADS at once over all shapes (each file by one
 # kernel copy: writes into one file of shared memory take its lock in turn, so pieces of a file do
 # not copy faster side by side): one copy from the disk's page cache into shared memory ran at
@@ -94,18 +92,10 @@ class ReferenceCache:
     def under(cls, home: Path) -> ReferenceCache | None:
         """The cache in the reference process's home, sized by the environment; None when
         turned off."""
-        raw = os.environ.get("KERNEL_ARENA_REFERENCE_CACHE_GB", str(DEFAULT_GB))
-        try:
-            size = float(raw)
-        except ValueError:
-            raise ValueError(
-                f"KERNEL_ARENA_REFERENCE_CACHE_GB={raw!r}: expected a number of GiB (0: off)"
-            ) from None
-        if size <= 0:
-            return None
-        root = home / "references"
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return cls(root, int(size * 2**30))
+        sized = disk_cache.sized_root(
+            home, "references", "KERNEL_ARENA_REFERENCE_CACHE_GB", DEFAULT_GB
+        )
+        return cls(*sized) if sized else None
 
     def restore(self, entries: dict[str, str], folder: Any) -> set[str]:
         """Copy each shape's entry (shape id: entry) into the run folder under the shape's
@@ -159,26 +149,8 @@ class ReferenceCache:
             shutil.rmtree(staging, ignore_errors=True)
 
     def trim(self) -> None:
-        """Remove the least recently used entries until the rest fit in `max_bytes`, and what a
-        grade that died while storing left staged over an hour ago."""
-        entries = []
-        for path in self.root.iterdir():
-            if path.name.startswith("."):
-                with contextlib.suppress(OSError):
-                    if time.time() - path.stat().st_mtime > STALE_STAGING_S:
-                        shutil.rmtree(path, ignore_errors=True)
-                continue
-            try:
-                size = sum(f.stat().st_size for f in path.iterdir())
-                entries.append((path.stat().st_mtime, size, path))
-            except OSError:  # removed by another grade meanwhile
-                continue
-        total = sum(size for _, size, _ in entries)
-        for _, size, path in sorted(entries):
-            if total <= self.max_bytes:
-                break
-            shutil.rmtree(path, ignore_errors=True)
-            total -= size
+        """Keep the cache to its size (runners.disk_cache.trim)."""
+        disk_cache.trim(self.root, self.max_bytes)
 
 
 def _copy(files: list[tuple[Path, Path]]) -> list[Future]:

@@ -11,7 +11,7 @@ import time
 import pytest
 from engine_support import FAST_LIMITS, RUNTIME, TINY, run_bounded
 
-from runners import reference_cache
+from runners import disk_cache, reference_cache
 from runners.evaluate import evaluate
 from runners.plan import SHAPE_FILE_SUFFIXES, shape_file
 from runners.reference_cache import ReferenceCache
@@ -186,7 +186,7 @@ def test_the_least_recently_used_entries_go_once_the_cache_is_over_its_size(tmp_
     os.utime(cache.root / "used", (now + 10, now + 10))  # restored lately
     stale = cache.root / ".staging-dead"
     stale.mkdir()
-    os.utime(stale, (now - 2 * reference_cache.STALE_STAGING_S,) * 2)
+    os.utime(stale, (now - 2 * disk_cache.STALE_STAGING_S,) * 2)
 
     cache.max_bytes = 2 * 4 * 100  # two entries of four 100-byte files
     cache.trim()
