@@ -154,32 +154,39 @@ class Grading:
         cache = build_cache.BuildCache.under(processes.cache_home()) if self._sandboxed else None
         if cache is None:
             return None
-        software = {key: self.result.environment.get(key) for key in ("gpu", "torch", "cuda")}
+        keys = ("gpu", "driver", "torch", "cuda", "triton")
+        software = {key: self.result.environment.get(key) for key in keys}
         entry = build_cache.key(self.problem.version, self._graded_files, self.device, software)
         return cache, entry
 
     def _restore_builds(self) -> int:
         """Put an earlier grade's builds of the same files in the candidate's folder, before it
-        imports the solution; returns the bytes restored."""
-        found = self._build_entry()
-        return found[0].restore(found[1], self.folder.cand, self.folder.uid) if found else 0
+        imports the solution; returns the bytes restored. A cache that fails is a miss."""
+        try:
+            found = self._build_entry()
+            return found[0].restore(found[1], self.folder.cand, self.folder.uid) if found else 0
+        except Exception as exc:  # the cache costs a grade time at worst, never its result
+            progress.info("builds not restored: %r", exc)
+            return 0
 
     def _store_builds(self) -> None:
-        """Keep what the candidate built, once its processes have ended, where it built from
-        the graded files (a grade that rewrote them is forbidden and keeps nothing)."""
-        build = self.result.gate("build")
-        if build is None or build.status != "pass" or self.result.verdict == Verdict.FORBIDDEN:
+        """Keep what the candidate built, once its processes have ended, after a grade that
+        passed every gate: a grade that failed may have left a build half done (a process
+        killed in the middle of it), and one that rewrote its files is forbidden."""
+        scored = self.result.gate("score")
+        if self.result.verdict != Verdict.OK or scored is None or scored.status != "pass":
             return
-        found = self._build_entry()
-        if found is None:
-            return
-        cache, entry = found
         try:
+            found = self._build_entry()
+            if found is None:
+                return
+            cache, entry = found
             self.check_files_unchanged()
-        except GateFailure:
-            return
-        if cache.store(entry, self.folder.cand, graded=self._graded_files):
-            cache.trim()
+            graded = self._graded_files
+            if cache.store(entry, self.folder.cand, graded=graded, uid=self.folder.uid):
+                cache.trim()
+        except Exception as exc:  # a cache that fails costs a later grade time, not this one
+            progress.info("builds not kept: %r", exc)
 
     def _store_references(self, cache: reference_cache.ReferenceCache, shapes: list) -> None:
         """Copy what the reference process wrote into the cache, in the background while the

@@ -94,6 +94,10 @@ def shape_file(kind: str, shape_id: str) -> str:
     return f"{kind}_{shape_id}{SHAPE_FILE_SUFFIXES[kind]}"
 
 
+# The modification time of the graded files in the candidate's folder (2000-01-01).
+GRADED_FILES_TIME = 946_684_800
+
+
 class RunFolder:
     """root (0711) holds in/ (inputs the candidate may read), ref/ (expected outputs, root only),
     cand/ (the candidate's private working directory), kept/ (the candidate's timed outputs,
@@ -111,7 +115,7 @@ class RunFolder:
         self.oracle_home = self._mkdir("oracle", 0o700)
         self.kept = self._mkdir("kept", 0o700)
         # Where the candidate finds cand/: in the sandbox, at one fixed path (runners.sandbox).
-        self.cand_at = sandbox.candidate_path(sandboxed) or self.cand
+        self.cand_at = sandbox.candidate_path(sandboxed, self.root) or self.cand
         if sandboxed:
             os.chown(self.cand, uid, uid)
         self.harness = self._copy_harness()
@@ -133,7 +137,13 @@ class RunFolder:
     def add_solution(self, solution: Path, problem: Problem) -> Path:
         """Copy solution.py, or a solution folder's files (runners.solution_files), into cand/,
         read-only: `os.path.dirname(__file__)` there finds the sidecars it builds from."""
-        target = read_solution(solution).write(self.cand)
+        files = read_solution(solution)
+        target = files.write(self.cand)
+        # One time for the graded files in every grade (their digests key the build cache):
+        # ninja rebuilds an object older than its source, and a sidecar written now would be
+        # newer than its object kept from an earlier grade (runners.build_cache).
+        for name in (target.name, *files.sidecars):
+            os.utime(self.cand / name, (GRADED_FILES_TIME, GRADED_FILES_TIME))
         copy_without_hidden(problem, self.cand / "problem")
         (self.cand / "problem").chmod(0o555)
         return target

@@ -24,7 +24,7 @@ from typing import Any
 
 _NAMESPACES = ("pid", "mount", "net", "ipc", "uts")
 _UNSHARE = ["unshare", "--pid", "--net", "--mount", "--ipc", "--uts", "--fork", "--kill-child"]
-_UNSHARE += ["--mount-proc"]
+_UNSHARE += ["--mount-proc", "--propagation", "private"]
 _PR_SET_PDEATHSIG = 1
 _UID_BASE = 200_000
 _ENV_PASSTHROUGH = ("LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_VISIBLE_DEVICES")
@@ -34,7 +34,8 @@ _INIT_FAILED = 97
 # ninja rebuilds what it built under another path, and the run folder's path is new each grade,
 # so a build kept from an earlier grade of the same files (runners.build_cache) is found only
 # where it was built.
-CANDIDATE_PATH = Path("/mnt/arena/cand")
+MOUNT_BASE = Path("/mnt")
+CANDIDATE_PATH = MOUNT_BASE / "arena" / "cand"
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,20 @@ def candidate_command(
     return inner, isolation, functools.partial(_fallback_limits, limits)
 
 
-def candidate_path(sandboxed: bool) -> Path | None:
-    """Where a sandboxed candidate finds its folder (None: where the engine made it)."""
-    return CANDIDATE_PATH if sandboxed and Path("/mnt").is_dir() else None
+def candidate_path(sandboxed: bool, folder: Path) -> Path | None:
+    """Where a sandboxed candidate finds its run `folder`'s cand/ (None: where the engine made
+    it). Only where nothing the candidate needs lies under /mnt, which the namespace's tmpfs
+    hides: the run folder, the interpreter and its packages, the toolkit, the libraries."""
+    if not sandboxed or not MOUNT_BASE.is_dir():
+        return None
+    needed = [folder, Path(sys.executable), Path(sys.prefix), Path(sys.base_prefix)]
+    needed += [Path(p) for p in minimal_path().split(":")]
+    needed += [Path(p) for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+    needed += [Path(os.environ["CUDA_HOME"])] if os.environ.get("CUDA_HOME") else []
+    base = MOUNT_BASE.resolve()
+    if any(path.resolve().is_relative_to(base) for path in needed):
+        return None
+    return CANDIDATE_PATH
 
 
 def _init_script(masked: list[Path], folder: Path | None = None) -> str:
@@ -166,7 +178,7 @@ def _init_script(masked: list[Path], folder: Path | None = None) -> str:
     if folder is not None:
         fixed = shlex.quote(str(CANDIDATE_PATH))
         mounts += [
-            "mount -t tmpfs -o size=16k,mode=755 arena-mnt /mnt",
+            f"mount -t tmpfs -o size=16k,mode=755 arena-mnt {shlex.quote(str(MOUNT_BASE))}",
             f"mkdir -p {fixed}",
             f"mount --bind {shlex.quote(str(folder))} {fixed}",
             f"cd {fixed}",
