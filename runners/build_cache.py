@@ -145,9 +145,9 @@ def _walk(top: Path, skipped: set[str], uid: int | None, staging: Path | None) -
     at least, and a block per folder), but the `skipped` paths (relative to it), the engine's
     tensor files at its top and the NEVER_KEPT names anywhere, copied into `staging` where
     given; 0 where there is no such file; None where that is more than an entry may hold (or
-    deeper), or `top` is not a folder. Only
-    regular files of `uid` (where given) with a single link are counted or copied: no link is
-    followed, and a file hard-linked from elsewhere is left. `os.fwalk` opens each folder
+    deeper), or `top` is not a folder. Only regular files of `uid` (where given) with a single
+    link are counted or copied: no link is followed, and a file hard-linked from elsewhere is
+    left. `os.fwalk` opens each folder
     without following links, relative to its parent's descriptor, so a folder swapped for a
     link meanwhile is not entered."""
     if not stat.S_ISDIR(_mode(top)):

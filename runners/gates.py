@@ -173,8 +173,8 @@ class Grading:
         """Keep what the candidate built, once its processes have ended, after a grade that
         passed every gate: a grade that failed may have left a build half done (a process
         killed in the middle of it), and one that rewrote its files is forbidden."""
-        scored = self.result.gate("score")
-        if self.result.verdict != Verdict.OK or scored is None or scored.status != "pass":
+        scored = self.result.gate("score")  # the last gate: passed only where all did
+        if scored is None or scored.status != "pass":
             return
         try:
             found = self._build_entry()
